@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device and link specifications of one accelerator part, loaded from hwprofiles/<name>.yaml.
+// Every number in those files names its source. Peaks come from spec sheets; the efficiency
+// parameters come from microbenchmark-level public data (GEMM efficiency curves, NCCL bus
+// bandwidth tables), never from fitting end-to-end training runs.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sim/base/dtype.h"
+#include "sim/base/units.h"
+
+namespace tessera::hw {
+
+using base::DType;
+using base::kNumDTypes;
+
+// Achieved fraction of peak for a GEMM of shape (m x k) * (k x n), from first principles:
+// tile quantization (partial CTA tiles do full work), wave quantization (the last wave of
+// tiles leaves compute units idle) and the mainloop's fill/drain over k.
+struct GemmModel {
+  int tile_m = 128;           // rows of the library's main kernel's output tile
+  int tile_n = 256;           // columns of that tile
+  int compute_units = 132;    // SMs (NVIDIA) or AI cores (Ascend): tiles per wave
+  double max_fraction = 0.8;  // fraction of peak reached by large square GEMMs
+  double k_half = 64.0;       // k at which the mainloop runs at half its steady rate
+};
+
+// One class of link: its one-direction bandwidth, per-hop latency and the fraction of the
+// bandwidth a collective library achieves on it (protocol and synchronisation overhead).
+struct LinkSpec {
+  double bandwidth = 0.0;     // bytes/s, one direction
+  base::SimTime latency = 0;  // per hop
+  double efficiency = 1.0;    // achieved / peak, for large messages
+};
+
+struct Profile {
+  std::string name;
+  std::string description;
+  std::array<double, kNumDTypes> peak_flops{};  // dense FLOP/s per dtype (0: unsupported)
+  double vector_flops = 0.0;                    // FLOP/s of the non-matrix (vector) units, fp32
+  double hbm_capacity = 0.0;                    // bytes
+  double hbm_bandwidth = 0.0;                   // bytes/s, read + write combined
+  double hbm_efficiency = 0.9;                  // achieved fraction for streaming kernels
+  double reserved_memory = 0.0;                 // bytes the runtime/allocator keeps (context, fragmentation)
+  GemmModel gemm;
+  double attention_fraction = 0.6;  // fused attention kernel: achieved fraction of dense peak
+  base::SimTime kernel_launch = 0;  // fixed cost per kernel
+  int devices_per_node = 8;
+  LinkSpec scale_up;                   // NVLink / HCCS / UB, per device per direction
+  LinkSpec scale_out;                  // NIC per device (InfiniBand / RoCE)
+  base::SimTime collective_launch = 0; // fixed cost per collective call (NCCL/HCCL setup)
+  base::SimTime collective_step = 0;   // protocol cost per algorithm step on top of link latency
+};
+
+// `name_or_path`: a profile name (looked up in the installed hwprofiles/ folder) or a path
+// to a YAML file. Throws base::InputError with file:line:col for a bad profile.
+Profile load_profile(const std::string& name_or_path);
+std::vector<std::string> profile_names();  // the shipped profiles, sorted
+std::string profiles_dir();
+
+}  // namespace tessera::hw

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// What one simulated step produced: per-rank times, the breakdown that explains the step
+// time, memory peaks, and (optionally) every timed interval for the timeline.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "synth/graph/exec_graph.h"
+
+namespace tessera::sim {
+
+struct RankStats {
+  std::int32_t rank = 0;
+  std::int32_t stage = 0;
+  double end_s = 0.0;          // when this rank finished its last node
+  double compute_s = 0.0;      // time the compute stream was busy
+  // Communication time not hidden behind compute, per group kind (TP, DP, PP, CP, EP).
+  // When kinds overlap in an interval without compute, it is charged to the first in
+  // kind order (TP, DP, PP, ...).
+  std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
+  std::array<double, graph::kNumGroupKinds> comm_s{};  // total busy time per kind
+  double idle_s = 0.0;         // step_time - compute - exposed comm
+  double flops = 0.0;          // FLOPs this rank executed (hardware FLOPs)
+  double peak_memory = 0.0;    // bytes, static + dynamic peak
+  double static_memory = 0.0;  // weights, gradients, optimizer states
+  bool oom = false;            // peak_memory above the profile's usable capacity
+};
+
+// One timed interval on a stream, for timeline.json.
+struct Span {
+  std::int32_t rank = 0;
+  graph::Stream stream = graph::Stream::kCompute;
+  std::uint32_t name = 0;  // ExecGraph::names index
+  std::int32_t microbatch = -1;
+  base::SimTime start = 0;
+  base::SimTime end = 0;
+  double bytes = 0.0;  // comm payload or compute bytes
+  double flops = 0.0;
+};
+
+struct RunStats {
+  double step_time_s = 0.0;
+  std::vector<RankStats> ranks;  // every rank, in rank order
+  std::vector<Span> spans;       // filled when timeline recording is on (representative ranks)
+  std::uint64_t events = 0;      // simulated events processed
+  std::int32_t simulated_ranks = 0;  // distinct rank instances actually simulated
+  double hbm_capacity = 0.0;     // usable bytes per device
+  double peak_flops = 0.0;       // per device, for the step's dtype
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Entry point of the simulator: times one step's ExecGraph on a cluster built from a
+// hardware profile and a topology, and returns the statistics the reports are made from.
+#pragma once
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/run_stats.h"
+#include "synth/graph/exec_graph.h"
+#include "topology/cluster.h"
+
+namespace tessera::sim {
+
+struct SimOptions {
+  bool record_timeline = false;  // fill RunStats::spans
+  // Simulate one instance per rank class (ExecGraph::classes) when the ranks of a class also
+  // see identical network conditions; off: every rank is simulated on its own.
+  bool share_rank_classes = true;
+  base::DType dtype = base::DType::kBF16;  // the step's compute precision (for peak FLOP/s)
+};
+
+// Throws base::SimulationError when the step cannot finish (a deadlock, with which node
+// waits on what), base::InputError when the graph does not fit the cluster.
+RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluster,
+                  const hw::Profile& profile, const SimOptions& options);
+
+}  // namespace tessera::sim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/base/yaml_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <functional>
+
+namespace tessera::base {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(YamlReader, UnknownKeyNamesPositionAndSuggests) {
+  auto root = YamlNode::load_string("model:\n  layers: 2\n  hiden: 256\n", "x.yaml");
+  constexpr std::array<std::string_view, 2> kKeys = {"layers", "hidden"};
+  EXPECT_EQ(error_of([&] { root.at("model").check_keys(kKeys); }),
+            "x.yaml:3:3: error: unknown key 'hiden' in 'model'; did you mean 'hidden'? "
+            "(valid keys: layers, hidden)");
+}
+
+TEST(YamlReader, IntegersAreCheckedWithPosition) {
+  auto root = YamlNode::load_string("a: 2\nb: two\nc: -1\n", "x.yaml");
+  EXPECT_EQ(root.at("a").as_int(1), 2);
+  EXPECT_EQ(error_of([&] { (void)root.at("b").as_int(1); }),
+            "x.yaml:2:4: error: 'b': expected an integer, got 'two'");
+  EXPECT_EQ(error_of([&] { (void)root.at("c").as_int(1); }),
+            "x.yaml:3:4: error: 'c': expected an integer >= 1, got -1");
+}
+
+TEST(YamlReader, QuantitiesNeedUnitsAndPositiveValues) {
+  auto root = YamlNode::load_string("bw: 900 GB/s\nbad: 900\nneg: -5 GB/s\n", "x.yaml");
+  EXPECT_DOUBLE_EQ(root.at("bw").as_quantity(Dimension::kBandwidth), 900e9);
+  EXPECT_NE(error_of([&] { (void)root.at("bad").as_quantity(Dimension::kBandwidth); })
+                .find("expected a bandwidth with a unit"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)root.at("neg").as_quantity(Dimension::kBandwidth); })
+                .find("expected a positive value"),
+            std::string::npos);
+}
+
+TEST(YamlReader, EmptyAndMalformedFilesAreInputErrors) {
+  EXPECT_EQ(error_of([] { (void)YamlNode::load_string("", "e.yaml"); }),
+            "e.yaml: error: the file is empty; expected a YAML mapping");
+  EXPECT_NE(error_of([] { (void)YamlNode::load_string("a: [1, 2\n", "m.yaml"); })
+                .find("m.yaml:"),
+            std::string::npos);
+}
+
+TEST(YamlReader, OverridesReplaceValuesAndReportTheirOrigin) {
+  auto root = YamlNode::load_string("model:\n  layers: 2\n", "x.yaml");
+  root.apply_override("model.layers=4");
+  root.apply_override("training.seq_len=x");
+  EXPECT_EQ(root.at("model").at("layers").as_int(), 4);
+  EXPECT_EQ(error_of([&] { (void)root.at("training").at("seq_len").as_int(); }),
+            "--set training.seq_len=x: error: 'training.seq_len': expected an integer, got 'x'");
+}
+
+TEST(YamlReader, ChoicesSuggestTheNearestValue) {
+  auto root = YamlNode::load_string("schedule: 1f1c\n", "x.yaml");
+  constexpr std::array<std::string_view, 2> kChoices = {"gpipe", "1f1b"};
+  EXPECT_EQ(error_of([&] { (void)root.at("schedule").as_choice(kChoices); }),
+            "x.yaml:1:11: error: 'schedule': unknown value '1f1c'; did you mean '1f1b'? "
+            "(expected one of: gpipe, 1f1b)");
+}
+
+}  // namespace
+}  // namespace tessera::base

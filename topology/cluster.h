@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The physical cluster: devices, switches and NICs as vertices of a Boost.Graph, directed
+// links as edges (each with one-direction bandwidth, latency and achieved efficiency), and
+// deterministic shortest-path routing with ECMP spreading over equal-cost paths.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/base/units.h"
+#include "sim/base/yaml_reader.h"
+
+namespace tessera::topology {
+
+using LinkId = std::int32_t;
+
+enum class LinkClass : unsigned char { kScaleUp, kScaleOut, kFabric };
+std::string_view link_class_name(LinkClass c);
+
+struct Link {
+  std::int32_t from = 0;  // vertex ids
+  std::int32_t to = 0;
+  double bandwidth = 0.0;     // bytes/s, this direction
+  base::SimTime latency = 0;  // this hop
+  double efficiency = 1.0;    // achieved fraction for collectives
+  LinkClass cls = LinkClass::kScaleUp;
+};
+
+// What a scenario says about the network. Bandwidths left at 0 come from the hardware
+// profile's scale_up / scale_out link specs.
+struct TopologySpec {
+  std::string kind = "nvswitch_fat_tree";  // nvswitch_fat_tree | hccs_mesh | ub_supernode
+  int devices_per_node = 0;                // 0: the profile's value
+  int nodes_per_leaf = 32;                 // scale-out: nodes under one leaf switch (per rail)
+  bool rail_optimized = true;              // one leaf per rail (NIC index) per leaf group
+  double oversubscription = 1.0;           // leaf downlink : uplink bandwidth
+  int supernode_size = 384;                // ub_supernode: chips per UB domain
+  hw::LinkSpec scale_up;                   // overrides (bandwidth 0 = from profile)
+  hw::LinkSpec scale_out;
+  hw::LinkSpec fabric;                     // switch-to-switch links (default: scale_out)
+  std::string source;                      // preset name or file, for messages
+};
+
+// Reads an inline `topology:` mapping or resolves a preset name from topology/presets/.
+TopologySpec parse_topology(const base::YamlNode& node);
+TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where);
+std::vector<std::string> preset_names();
+
+class Cluster {
+ public:
+  Cluster(const TopologySpec& spec, const hw::Profile& profile, int num_devices);
+  ~Cluster();
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+
+  [[nodiscard]] int num_devices() const;
+  [[nodiscard]] int devices_per_node() const;
+  [[nodiscard]] int node_of(int device) const { return device / devices_per_node(); }
+  [[nodiscard]] std::size_t num_links() const;
+  [[nodiscard]] const Link& link(LinkId id) const;
+  [[nodiscard]] std::string vertex_name(std::int32_t vertex) const;
+
+  // The links from src to dst device, in order. Deterministic; cached. src != dst.
+  [[nodiscard]] const std::vector<LinkId>& route(int src, int dst) const;
+  [[nodiscard]] base::SimTime path_latency(int src, int dst) const;
+  [[nodiscard]] std::string describe() const;  // one line: kind, nodes, links
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::topology
