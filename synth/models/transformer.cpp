@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/models/transformer.h"
+
+namespace tessera::synth::models {
+
+using base::DType;
+using stg::Graph;
+using stg::Layout;
+using stg::OpKind;
+using stg::TensorId;
+
+std::int64_t padded_vocab(const Scenario& s) {
+  std::int64_t tp = s.parallel.tp;
+  return (s.model.vocab + tp - 1) / tp * tp;
+}
+
+stg::SymbolTable symbols_of(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  stg::SymbolTable sym;
+  // One microbatch step processes micro_batch sequences on each data-parallel replica: the
+  // batch dimension is micro_batch x dp, sharded over dp.
+  sym.bind('b', s.training.micro_batch * s.parallel.dp);
+  sym.bind('s', s.training.seq_len);
+  sym.bind('t', s.training.seq_len);
+  sym.bind('h', m.hidden);
+  sym.bind('a', m.heads);
+  sym.bind('g', m.kv_heads);
+  sym.bind('d', m.head_dim());
+  sym.bind('q', (m.heads + 2 * m.kv_heads) * m.head_dim());
+  sym.bind('f', m.ffn);
+  sym.bind('e', m.activation == Activation::kSwiglu ? 2 * m.ffn : m.ffn);
+  sym.bind('v', padded_vocab(s));
+  sym.bind('c', 3);
+  sym.set_axis(Axis::kTP, s.parallel.tp);
+  sym.set_axis(Axis::kDP, s.parallel.dp);
+  sym.set_axis(Axis::kPP, s.parallel.pp);
+  return sym;
+}
+
+Layout stream_layout(const Scenario& s) {
+  Layout l("bsh");
+  l.sharded('b', Axis::kDP);
+  if (s.parallel.sp) {
+    l.sharded('s', Axis::kTP);
+  }
+  return l;
+}
+
+namespace {
+
+double weight_params(const Graph& g) {
+  double n = 0.0;
+  for (std::size_t t = 0; t < g.tensors().size(); ++t) {
+    if (g.tensors()[t].weight) {
+      n += static_cast<double>(g.elements_of(static_cast<TensorId>(t)));
+    }
+  }
+  return n;
+}
+
+Layout sharded(const std::string& labels, char dim, Axis a) {
+  Layout l(labels);
+  l.sharded(dim, a);
+  return l;
+}
+
+TensorId norm(Graph& g, const Scenario& s, const std::string& name, TensorId x) {
+  TensorId gamma = g.weight(name + ".weight", Layout("h"), s.training.precision);
+  return g.norm(name, x, gamma, 'h');
+}
+
+// Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
+// scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
+TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v) {
+  if (s.training.attention == AttentionKernel::kFlash) {
+    return g.attention("attn.core", q, k, v, /*causal=*/true);
+  }
+  auto first = static_cast<stg::OpId>(g.ops().size());
+  if (s.model.kv_heads != s.model.heads) {  // repeat K/V heads for the batched GEMMs
+    k = g.expand("attn.k_expand", k, sharded("btad", 'a', Axis::kTP).sharded('b', Axis::kDP));
+    v = g.expand("attn.v_expand", v, sharded("btad", 'a', Axis::kTP).sharded('b', Axis::kDP));
+  }
+  TensorId scores = g.einsum("attn.scores", "bsad,btad->bast", q, k);
+  TensorId probs = g.unary(OpKind::kSoftmax, "attn.softmax", scores, 't');
+  if (s.model.dropout > 0.0) {
+    probs = g.dropout("attn.dropout", probs).first;
+  }
+  TensorId ctx = g.einsum("attn.context", "bast,btad->bsad", probs, v);
+  g.mark_attention_core(first, static_cast<stg::OpId>(g.ops().size()) - 1);
+  return ctx;
+}
+
+TensorId attention(Graph& g, const Scenario& s, TensorId x) {
+  DType dt = s.training.precision;
+  TensorId ln = norm(g, s, "attn.norm", x);
+  TensorId wqkv = g.weight("attn.qkv.weight", sharded("hq", 'q', Axis::kTP), dt);
+  TensorId qkv = g.einsum("attn.qkv", "bsh,hq->bsq", ln, wqkv);
+  Layout lq = sharded("bsad", 'a', Axis::kTP).sharded('b', Axis::kDP);
+  // Keys and values have kv_heads heads ('g'); with plain multi-head attention that is 'a'.
+  char kvh = s.model.kv_heads == s.model.heads ? 'a' : 'g';
+  Layout lkv = sharded(std::string("bt") + kvh + "d", kvh, Axis::kTP).sharded('b', Axis::kDP);
+  auto parts = g.split("attn.split_qkv", qkv, {lq, lkv, lkv});
+  TensorId ctx = attention_core(g, s, parts[0], parts[1], parts[2]);
+  TensorId wo = g.weight("attn.proj.weight", sharded("adh", 'a', Axis::kTP), dt);
+  TensorId o = g.einsum("attn.proj", "bsad,adh->bsh", ctx, wo);
+  return g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0);
+}
+
+TensorId mlp(Graph& g, const Scenario& s, TensorId x) {
+  DType dt = s.training.precision;
+  TensorId ln = norm(g, s, "mlp.norm", x);
+  // SwiGLU's fc1 produces gate and up projections (e = 2f); GeLU's produces f directly.
+  bool gelu = s.model.activation == Activation::kGelu;
+  char e = gelu ? 'f' : 'e';
+  TensorId w1 = g.weight("mlp.fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
+  TensorId h1 = g.einsum("mlp.fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
+  TensorId act = gelu ? g.unary(OpKind::kGelu, "mlp.gelu", h1) : g.swiglu("mlp.swiglu", h1, 'f');
+  TensorId w2 = g.weight("mlp.fc2.weight", sharded("fh", 'f', Axis::kTP), dt);
+  TensorId h2 = g.einsum("mlp.fc2", "bsf,fh->bsh", act, w2);
+  return g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0);
+}
+
+double bias_params(const Scenario& s) {
+  if (!s.model.bias) {
+    return 0.0;
+  }
+  const stg::SymbolTable sym = symbols_of(s);
+  auto tp = static_cast<double>(s.parallel.tp);
+  return static_cast<double>(sym.size('q')) / tp + static_cast<double>(sym.size('e')) / tp +
+         2.0 * static_cast<double>(s.model.hidden) + 2.0 * static_cast<double>(s.model.hidden);
+}
+
+Block make_layer(const Scenario& s) {
+  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Graph& g = b.graph;
+  TensorId x = g.input("x", stream_layout(s), s.training.precision);
+  TensorId y = mlp(g, s, attention(g, s, x));
+  b.inputs = {x};
+  b.outputs = {y};
+  b.params = weight_params(g) + bias_params(s);
+  b.backward = stg::derive_backward(g, b.outputs, b.inputs);
+  return b;
+}
+
+Block make_embed(const Scenario& s) {
+  Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Graph& g = b.graph;
+  Layout ids_layout("bs");
+  ids_layout.sharded('b', Axis::kDP);
+  TensorId ids = g.input("tokens", ids_layout, DType::kFP32);
+  TensorId table = g.weight("embed.weight", sharded("vh", 'v', Axis::kTP), s.training.precision);
+  Layout out("bsh");
+  out.sharded('b', Axis::kDP);
+  TensorId e = g.embedding("embed", ids, table, out);
+  TensorId x = g.convert(e, stream_layout(s));
+  b.outputs = {x};
+  b.params = weight_params(g);
+  b.backward = stg::derive_backward(g, b.outputs, {});
+  return b;
+}
+
+Block make_head(const Scenario& s) {
+  Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Graph& g = b.graph;
+  TensorId x = g.input("x", stream_layout(s), s.training.precision);
+  TensorId xn = norm(g, s, "final_norm", x);
+  TensorId w = g.weight("lm_head.weight", sharded("vh", 'v', Axis::kTP), s.training.precision);
+  TensorId logits = g.einsum("lm_head", "bsh,vh->bsv", xn, w);
+  g.loss("loss", logits, 'v');
+  b.inputs = {x};
+  b.params = weight_params(g);
+  if (s.model.tied_embeddings) {  // the output layer reuses the input embedding's table
+    b.params -= static_cast<double>(g.elements_of(w));
+  }
+  b.backward = stg::derive_backward(g, {}, b.inputs);
+  return b;
+}
+
+}  // namespace
+
+Blocks build_blocks(const Scenario& s) { return {make_embed(s), make_layer(s), make_head(s)}; }
+
+}  // namespace tessera::synth::models

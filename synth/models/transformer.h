@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Module templates of a dense decoder-only transformer (embedding; decoder layer with
+// MHA/GQA attention and a GeLU or SwiGLU MLP, LayerNorm or RMSNorm; final norm, LM head and
+// loss), written once over symbolic dimensions and distributed by their weights' layouts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "synth/scenario/scenario.h"
+#include "synth/stg/autodiff.h"
+#include "synth/stg/graph.h"
+
+namespace tessera::synth::models {
+
+// One block of the model with its forward and derived backward graph.
+struct Block {
+  std::string name;                  // "embed", "layer", "head"
+  stg::Graph graph;
+  std::vector<stg::TensorId> inputs;   // activations flowing in (empty for the embedding)
+  std::vector<stg::TensorId> outputs;  // activations flowing out (empty for the head)
+  stg::BackwardResult backward;
+  double params = 0.0;               // parameters held by one rank (biases included)
+};
+
+struct Blocks {
+  Block embed;
+  Block layer;
+  Block head;
+};
+
+// Symbol sizes of a scenario: b s t h a g d q f e v c, and the mesh axes.
+stg::SymbolTable symbols_of(const Scenario& s);
+
+// The residual-stream layout between layers: batch over dp, sequence over tp when SP is on.
+stg::Layout stream_layout(const Scenario& s);
+
+Blocks build_blocks(const Scenario& s);
+
+// The vocabulary after Megatron-style padding to a multiple of tp.
+std::int64_t padded_vocab(const Scenario& s);
+
+}  // namespace tessera::synth::models

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/base/error.h"
+#include "synth/parallel/block_program.h"
+
+namespace tessera::synth::parallel {
+
+using stg::OpId;
+using stg::OpKind;
+using stg::TensorId;
+
+namespace {
+
+// A tensor as seen by one lowered op: the original, or its recomputed twin.
+struct VTensor {
+  TensorId t = -1;
+  bool recomputed = false;
+  auto operator<=>(const VTensor&) const = default;
+};
+
+class Lowering {
+ public:
+  Lowering(const models::Block& b, Recompute mode) : b_(b), g_(b.graph), mode_(mode) {}
+  BlockProgram run();
+
+ private:
+  [[nodiscard]] bool in_recompute_set(OpId o) const;
+  [[nodiscard]] bool is_view(OpId o) const;
+  [[nodiscard]] VTensor version(TensorId t, bool consumer_after_forward) const;
+  [[nodiscard]] VTensor storage(VTensor v) const;
+  void emit(OpId o, bool recompute_copy);
+  void add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_forward);
+  void plan_memory(BlockProgram& prog);
+  [[nodiscard]] std::int32_t producer_index(VTensor v) const;
+  [[nodiscard]] bool is_external(TensorId t) const;
+
+  const models::Block& b_;
+  const stg::Graph& g_;
+  Recompute mode_;
+  std::vector<ProgOp> ops_;
+  std::map<VTensor, std::int32_t> produced_by_;            // non-view producers
+  std::map<VTensor, std::vector<std::int32_t>> consumers_;  // by storage
+  std::vector<std::vector<VTensor>> op_outputs_;
+};
+
+bool Lowering::in_recompute_set(OpId o) const {
+  const stg::Op& op = g_.op(o);
+  if (op.phase != graph::Phase::kForward || o >= b_.backward.first_op) {
+    return false;
+  }
+  return mode_ == Recompute::kFull || (mode_ == Recompute::kSelective && op.attention_core);
+}
+
+bool Lowering::is_view(OpId o) const {
+  const stg::Op& op = g_.op(o);
+  if (op.kind != OpKind::kSplit) {
+    return false;
+  }
+  for (TensorId t : op.out) {
+    if (g_.tensor(t).alias_of < 0) {
+      return false;  // a concat of gradients writes a new buffer
+    }
+  }
+  return true;
+}
+
+// After the forward pass a tensor is read in its recomputed version when it is internal to
+// the recomputed region: produced there and read in forward only there. A region's outputs
+// stay saved by their consumers, as with Megatron's checkpointing.
+VTensor Lowering::version(TensorId t, bool after_forward) const {
+  OpId p = g_.tensor(t).producer;
+  if (!after_forward || p < 0 || !in_recompute_set(p)) {
+    return {t, false};
+  }
+  for (OpId o = 0; o < b_.backward.first_op; ++o) {
+    const auto& in = g_.op(o).in;
+    if (!in_recompute_set(o) && std::find(in.begin(), in.end(), t) != in.end()) {
+      return {t, false};
+    }
+  }
+  return {t, true};
+}
+
+VTensor Lowering::storage(VTensor v) const {
+  const stg::Tensor& x = g_.tensor(v.t);
+  if (x.alias_of < 0) {
+    return v;
+  }
+  return storage(version(x.alias_of, v.recomputed));
+}
+
+bool Lowering::is_external(TensorId t) const {
+  const auto& in = b_.inputs;
+  const auto& gi = b_.backward.grad_inputs;
+  return std::find(in.begin(), in.end(), t) != in.end() ||
+         std::find(gi.begin(), gi.end(), t) != gi.end();
+}
+
+std::int32_t Lowering::producer_index(VTensor v) const {
+  auto it = produced_by_.find(v);
+  if (it != produced_by_.end()) {
+    return it->second;
+  }
+  const stg::Tensor& x = g_.tensor(v.t);  // a view: its input's producer
+  return x.alias_of >= 0 ? producer_index(version(x.alias_of, v.recomputed)) : -1;
+}
+
+void Lowering::add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_forward) {
+  for (TensorId t : in) {
+    const stg::Tensor& x = g_.tensor(t);
+    if (x.weight) {
+      continue;
+    }
+    VTensor s = storage(version(t, after_forward));
+    auto idx = static_cast<std::int32_t>(ops_.size());
+    consumers_[s].push_back(idx);
+    std::int32_t dep = -1;
+    if (std::find(b_.inputs.begin(), b_.inputs.end(), s.t) != b_.inputs.end()) {
+      dep = kFwdInput;
+    } else if (std::find(b_.backward.grad_inputs.begin(), b_.backward.grad_inputs.end(), s.t) !=
+               b_.backward.grad_inputs.end()) {
+      dep = kBwdInput;
+    } else {
+      dep = producer_index(version(t, after_forward));
+      if (dep < 0) {
+        dep = producer_index(s);
+      }
+    }
+    if (dep == -1 && x.producer < 0) {
+      continue;  // data (token ids), produced by no node
+    }
+    if (std::find(p.deps.begin(), p.deps.end(), dep) == p.deps.end()) {
+      p.deps.push_back(dep);
+    }
+  }
+}
+
+void Lowering::emit(OpId o, bool recompute_copy) {
+  const stg::Op& op = g_.op(o);
+  bool after_forward = recompute_copy || o >= b_.backward.first_op;
+  if (is_view(o)) {  // a view: its outputs resolve to the storage of its input
+    return;
+  }
+  ProgOp p;
+  p.name = recompute_copy ? op.name + ".recompute" : op.name;
+  graph::Node& n = p.node;
+  n.flops = op.flops;
+  n.bytes = op.bytes;
+  n.gemm = op.gemm;
+  n.op = op.cls;
+  n.dtype = g_.tensor(op.out[0]).dtype;
+  n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;
+  p.model_flops = op.model_flops;
+  if (op.kind == OpKind::kCollective) {
+    n.kind = graph::NodeKind::kCollective;
+    n.coll = op.coll;
+    n.stream = op.axis == static_cast<std::uint8_t>(Axis::kDP) ? graph::Stream::kDP
+                                                                : graph::Stream::kTP;
+    p.axis = op.axis;
+  } else if (op.kind == OpKind::kSplit) {
+    n.fixed_duration = 0;  // gradients of views land in one buffer: no kernel
+  }
+  add_deps(p, op.in, after_forward);
+  auto idx = static_cast<std::int32_t>(ops_.size());
+  for (TensorId t : op.out) {
+    produced_by_[VTensor{t, recompute_copy}] = idx;
+  }
+  ops_.push_back(std::move(p));
+}
+
+void Lowering::plan_memory(BlockProgram& prog) {
+  std::map<VTensor, std::int32_t> alloc_at;
+  for (const auto& [v, idx] : produced_by_) {
+    const stg::Tensor& x = g_.tensor(v.t);
+    if (x.weight || x.alias_of >= 0 || is_external(v.t)) {
+      continue;
+    }
+    bool weight_grad = false;
+    for (const auto& wg : b_.backward.weight_grads) {
+      weight_grad = weight_grad || storage(VTensor{wg.second, false}).t == v.t;
+    }
+    if (!weight_grad) {  // weight gradients accumulate in static (main_grad) buffers
+      alloc_at[v] = idx;
+    }
+  }
+  std::vector<TensorId> escaping;  // storages handed to the neighbouring block
+  for (TensorId t : b_.outputs) {
+    escaping.push_back(storage(VTensor{t, false}).t);
+  }
+  for (const auto& ig : b_.backward.input_grads) {
+    escaping.push_back(storage(VTensor{ig.second, false}).t);
+  }
+  auto charge = [&](VTensor s, std::int32_t from, bool external) {
+    auto bytes = g_.bytes_of(s.t);
+    std::int32_t last = from;
+    for (std::int32_t c : consumers_[s]) {
+      last = std::max(last, c);
+    }
+    bool escapes = std::find(escaping.begin(), escaping.end(), s.t) != escaping.end();
+    if (!external) {
+      ops_[static_cast<std::size_t>(from)].node.mem_alloc += bytes;
+    }
+    if (!escapes && last >= 0) {
+      ops_[static_cast<std::size_t>(last)].node.mem_free += bytes;
+    }
+    bool from_forward = external ? std::find(b_.inputs.begin(), b_.inputs.end(), s.t) !=
+                                       b_.inputs.end()
+                                 : from < prog.n_fwd;
+    if (from_forward && last >= prog.n_fwd) {
+      prog.saved_bytes += static_cast<double>(bytes);
+    }
+  };
+  for (const auto& [v, idx] : alloc_at) {
+    charge(v, idx, false);
+  }
+  for (TensorId t : b_.inputs) {
+    charge(VTensor{t, false}, -1, true);
+  }
+  for (TensorId t : b_.backward.grad_inputs) {
+    charge(VTensor{t, false}, -1, true);
+  }
+}
+
+BlockProgram Lowering::run() {
+  BlockProgram prog;
+  prog.name = b_.name;
+  prog.params = b_.params;
+  OpId first_bwd = b_.backward.first_op;
+  for (OpId o = 0; o < first_bwd; ++o) {
+    emit(o, false);
+  }
+  prog.n_fwd = static_cast<std::int32_t>(ops_.size());
+  for (OpId o = 0; o < first_bwd; ++o) {
+    if (in_recompute_set(o)) {
+      emit(o, true);
+    }
+  }
+  for (auto o = first_bwd; o < static_cast<OpId>(g_.ops().size()); ++o) {
+    emit(o, false);
+  }
+  plan_memory(prog);
+  if (!b_.outputs.empty()) {
+    prog.fwd_out = producer_index(VTensor{b_.outputs[0], false});
+    prog.out_bytes = g_.bytes_of(b_.outputs[0]);
+  }
+  if (!b_.backward.input_grads.empty()) {
+    TensorId dx = b_.backward.input_grads[0].second;
+    prog.bwd_out = producer_index(VTensor{dx, false});
+    prog.in_grad_bytes = g_.bytes_of(dx);
+  }
+  for (const auto& wg : b_.backward.weight_grads) {
+    std::int32_t idx = producer_index(VTensor{wg.second, false});
+    if (idx >= 0 && std::find(prog.wgrad_ops.begin(), prog.wgrad_ops.end(), idx) ==
+                        prog.wgrad_ops.end()) {
+      prog.wgrad_ops.push_back(idx);
+    }
+  }
+  for (const ProgOp& p : ops_) {
+    if (p.node.phase != graph::Phase::kRecompute) {
+      prog.model_flops += p.model_flops;
+    }
+    prog.hardware_flops += p.model_flops;
+  }
+  prog.ops = std::move(ops_);
+  return prog;
+}
+
+}  // namespace
+
+BlockProgram lower(const models::Block& block, Recompute mode) {
+  return Lowering(block, mode).run();
+}
+
+}  // namespace tessera::synth::parallel

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/scenario/model_presets.h"
+
+#include <array>
+
+namespace tessera::synth {
+
+namespace {
+
+struct Preset {
+  std::string_view name;
+  ModelConfig config;
+};
+
+ModelConfig gpt(std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
+  // GPT-3 family (Brown et al. 2020, Table 2.1), as trained by Megatron-LM: learned
+  // positions are ignored (no FLOPs), vocab padded to 51200, FFN 4h, LayerNorm, GeLU, bias,
+  // dropout 0.1, tied input/output embeddings.
+  ModelConfig m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.ffn = 4 * hidden;
+  m.vocab = 51200;
+  m.activation = Activation::kGelu;
+  m.norm = NormKind::kLayerNorm;
+  m.tied_embeddings = true;
+  m.dropout = 0.1;
+  m.bias = true;
+  return m;
+}
+
+ModelConfig llama(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                  std::int64_t kv_heads, std::int64_t ffn, std::int64_t vocab) {
+  // Llama 2 (Touvron et al. 2023) / Llama 3 (Dubey et al. 2024): RMSNorm, SwiGLU, no bias,
+  // no dropout, untied embeddings, grouped-query attention.
+  ModelConfig m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn = ffn;
+  m.vocab = vocab;
+  m.activation = Activation::kSwiglu;
+  m.norm = NormKind::kRmsNorm;
+  m.tied_embeddings = false;
+  m.dropout = 0.0;
+  m.bias = false;
+  return m;
+}
+
+const std::array<Preset, 9>& presets() {
+  static const std::array<Preset, 9> kPresets = {
+      Preset{"gpt3-1.3b", gpt(24, 2048, 16)},
+      Preset{"gpt3-6.7b", gpt(32, 4096, 32)},
+      Preset{"gpt3-13b", gpt(40, 5120, 40)},
+      Preset{"gpt3-175b", gpt(96, 12288, 96)},
+      Preset{"llama2-7b", llama(32, 4096, 32, 32, 11008, 32000)},
+      Preset{"llama2-70b", llama(80, 8192, 64, 8, 28672, 32000)},
+      Preset{"llama3-8b", llama(32, 4096, 32, 8, 14336, 128256)},
+      Preset{"llama3-70b", llama(80, 8192, 64, 8, 28672, 128256)},
+      Preset{"llama3-405b", llama(126, 16384, 128, 8, 53248, 128256)},
+  };
+  return kPresets;
+}
+
+}  // namespace
+
+std::optional<ModelConfig> model_preset(std::string_view name) {
+  for (const auto& p : presets()) {
+    if (p.name == name) {
+      ModelConfig m = p.config;
+      m.preset = std::string(name);
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string_view> model_preset_names() {
+  std::vector<std::string_view> out;
+  for (const auto& p : presets()) {
+    out.push_back(p.name);
+  }
+  return out;
+}
+
+}  // namespace tessera::synth

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/stg/autodiff.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "sim/base/error.h"
+
+namespace tessera::synth::stg {
+
+using graph::OpClass;
+using graph::Phase;
+
+namespace {
+
+Layout dual(Layout l) {
+  l.partial = 0;
+  return l;
+}
+
+class Autodiff {
+ public:
+  explicit Autodiff(Graph& g) : g_(g) {}
+
+  BackwardResult run(const std::vector<TensorId>& outputs, const std::vector<TensorId>& inputs);
+
+ private:
+  TensorId combine(TensorId t);
+  void backward_of(OpId id);
+  void einsum_backward(const Op& op, TensorId dy);
+  TensorId saved_input(TensorId t);
+  TensorId kernel(const std::string& name, OpClass cls, std::vector<TensorId> in, Layout out,
+                  DType dt, double flops_per_out, double extra_bytes = 0.0);
+  void contribute(TensorId t, TensorId grad) { contrib_[t].push_back(grad); }
+
+  Graph& g_;
+  std::map<TensorId, std::vector<TensorId>> contrib_;
+  std::vector<std::pair<TensorId, TensorId>> weight_grads_;
+};
+
+TensorId Autodiff::kernel(const std::string& name, OpClass cls, std::vector<TensorId> in,
+                          Layout out, DType dt, double flops_per_out, double extra_bytes) {
+  TensorId y = g_.new_tensor(name, std::move(out), dt);
+  Op op;
+  op.kind = OpKind::kGradient;
+  op.name = name;
+  op.phase = Phase::kBackward;
+  op.cls = cls;
+  double bytes = static_cast<double>(g_.bytes_of(y)) + extra_bytes;
+  for (TensorId t : in) {
+    bytes += static_cast<double>(g_.bytes_of(t));
+  }
+  op.in = std::move(in);
+  op.out = {y};
+  op.flops = flops_per_out * static_cast<double>(g_.elements_of(y));
+  op.bytes = bytes;
+  g_.append(std::move(op));
+  return y;
+}
+
+// Sums the gradient contributions of `t`, each first brought to t's dual layout (weights
+// keep their data-parallel partial sum for the bucketed reduction).
+TensorId Autodiff::combine(TensorId t) {
+  auto& parts = contrib_[t];
+  if (parts.empty()) {
+    return -1;
+  }
+  const Tensor x = g_.tensor(t);  // copies: the graph grows below
+  Layout target = dual(x.layout);
+  std::vector<TensorId> converted;
+  for (TensorId p : parts) {
+    if (x.weight) {
+      target.partial = static_cast<AxisMask>(g_.tensor(p).layout.partial &
+                                             axis_bit(Axis::kDP));
+    }
+    converted.push_back(g_.convert(p, target, Phase::kBackward));
+  }
+  TensorId sum = -1;
+  for (TensorId c : converted) {
+    sum = sum < 0 ? c : g_.add(x.name + ".grad_acc", sum, c);
+  }
+  parts = {sum};
+  return sum;
+}
+
+// A saved input for backward. Megatron's sequence-parallel linear layers keep only their
+// local shard of an all-gathered input and gather it again in backward; we do the same.
+TensorId Autodiff::saved_input(TensorId t) {
+  const Tensor x = g_.tensor(t);
+  if (x.producer >= 0) {
+    const Op p = g_.op(x.producer);
+    if (p.kind == OpKind::kCollective && p.coll == graph::CollType::kAllGather &&
+        p.phase == Phase::kForward) {
+      return g_.convert(p.in[0], x.layout, Phase::kBackward);
+    }
+  }
+  return t;
+}
+
+void Autodiff::einsum_backward(const Op& op, TensorId dy) {
+  EinsumSpec s = parse_einsum(op.spec);
+  TensorId a = op.in[0];
+  TensorId b = op.in[1];
+  std::string c = s.c;
+  if (!g_.tensor(a).weight) {
+    TensorId da = g_.einsum(op.name + ".dgrad", c + "," + s.b + "->" + s.a, dy, b);
+    contribute(a, da);
+  }
+  TensorId a_saved = saved_input(a);
+  TensorId db = g_.einsum(op.name + (g_.tensor(b).weight ? ".wgrad" : ".dgrad2"),
+                          s.a + "," + c + "->" + s.b, a_saved, dy);
+  contribute(b, db);
+}
+
+void Autodiff::backward_of(OpId id) {
+  const Op op = g_.op(id);  // copy: appending ops may reallocate
+  if (op.kind == OpKind::kCollective ||
+      (op.kind == OpKind::kSplit && op.out.size() == 1)) {  // layout changes: pass raw grads
+    for (TensorId p : contrib_[op.out[0]]) {
+      contribute(op.in[0], p);
+    }
+    return;
+  }
+  if (op.kind == OpKind::kLoss) {  // the root: d(loss)/d(logits) = softmax - onehot
+    TensorId probs = op.out[0];
+    TensorId dl = kernel(op.name + ".bwd", OpClass::kLoss, {probs}, g_.tensor(op.in[0]).layout,
+                         g_.tensor(op.in[0]).dtype, 2.0);
+    contribute(op.in[0], dl);
+    return;
+  }
+  TensorId dy = combine(op.out[0]);
+  if (dy < 0) {
+    return;
+  }
+  const Tensor x0 = g_.tensor(op.in[0]);
+  switch (op.kind) {
+    case OpKind::kEinsum: einsum_backward(op, dy); break;
+    case OpKind::kNorm: {
+      TensorId dx = kernel(op.name + ".bwd", OpClass::kNorm, {op.in[0], dy}, x0.layout,
+                           x0.dtype, 10.0);
+      contribute(op.in[0], dx);
+      Layout gl = g_.tensor(op.in[1]).layout;  // gamma: partial over the axes of the rows
+      for (char l : x0.layout.labels) {
+        if (gl.find(l) < 0 && x0.layout.axis_of(l) != kReplicated) {
+          gl.partial = static_cast<AxisMask>(gl.partial | (1u << x0.layout.axis_of(l)));
+        }
+      }
+      TensorId dg = g_.new_tensor(op.name + ".dgamma", gl, DType::kFP32);
+      OpId k = g_.tensor(dx).producer;
+      g_.mutable_op(k).out.push_back(dg);
+      g_.set_producer(dg, k);
+      contribute(op.in[1], dg);
+      break;
+    }
+    case OpKind::kGelu:
+    case OpKind::kSwiglu:
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.in[0], dy},
+                                  x0.layout, x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0));
+      break;
+    case OpKind::kSoftmax:
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy},
+                                  x0.layout, x0.dtype, 4.0));
+      break;
+    case OpKind::kDropout:
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
+                                  x0.layout, x0.dtype, 1.0));
+      break;
+    case OpKind::kDropoutAdd:
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
+                                  g_.tensor(dy).layout, x0.dtype, 1.0));
+      contribute(op.in[1], dy);
+      break;
+    case OpKind::kAdd:
+      contribute(op.in[0], dy);
+      contribute(op.in[1], dy);
+      break;
+    case OpKind::kExpand:
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout,
+                                  x0.dtype, 1.0));
+      break;
+    case OpKind::kAttention: {
+      // FlashAttention backward: recompute QK^T, then dV, dP, dQ, dK: 5 matmuls vs 2.
+      TensorId dq = kernel(op.name + ".bwd", OpClass::kAttention,
+                           {op.in[0], op.in[1], op.in[2], op.out[0], dy}, x0.layout, x0.dtype, 0.0);
+      Op& k = g_.mutable_op(g_.tensor(dq).producer);
+      k.flops = 2.5 * op.flops;
+      k.model_flops = 2.0 * op.model_flops;
+      k.gemm = op.gemm;
+      k.causal = op.causal;
+      TensorId dk = g_.new_tensor(op.name + ".dk", g_.tensor(op.in[1]).layout, x0.dtype);
+      TensorId dv = g_.new_tensor(op.name + ".dv", g_.tensor(op.in[2]).layout, x0.dtype);
+      k.out.push_back(dk);
+      k.out.push_back(dv);
+      g_.set_producer(dk, g_.tensor(dq).producer);
+      g_.set_producer(dv, g_.tensor(dq).producer);
+      k.bytes += static_cast<double>(g_.bytes_of(dk) + g_.bytes_of(dv));
+      contribute(op.in[0], dq);
+      contribute(op.in[1], dk);
+      contribute(op.in[2], dv);
+      break;
+    }
+    case OpKind::kEmbedding: {
+      // Scatter-add of the output gradient into the (fp32) table gradient rows.
+      Layout tl = g_.tensor(op.in[1]).layout;
+      tl.partial = axis_bit(Axis::kDP);
+      if (g_.tensor(dy).layout.axis_of('b') == kReplicated) {
+        tl.partial = 0;
+      }
+      TensorId dt = kernel(op.name + ".bwd", OpClass::kEmbedding, {dy}, tl, DType::kFP32, 0.0);
+      Op& k = g_.mutable_op(g_.tensor(dt).producer);
+      k.bytes = static_cast<double>(g_.bytes_of(dy)) * 5.0;  // read dy, fp32 rows read+write
+      contribute(op.in[1], dt);
+      break;
+    }
+    case OpKind::kSplit: {  // views of one buffer: their gradients fill one buffer
+      std::vector<TensorId> grads;
+      for (TensorId o : op.out) {
+        TensorId d = combine(o);
+        if (d >= 0) {
+          grads.push_back(d);
+        }
+      }
+      if (grads.empty()) {
+        break;
+      }
+      TensorId dx = g_.new_tensor(op.name + ".grad", x0.layout, x0.dtype);
+      Op cat;
+      cat.kind = OpKind::kSplit;
+      cat.name = op.name + ".concat";
+      cat.in = grads;
+      cat.out = {dx};
+      cat.phase = Phase::kBackward;
+      g_.append(std::move(cat));
+      contribute(op.in[0], dx);
+      break;
+    }
+    default:
+      throw base::InternalError(fmt::format("no backward rule for op {}", op.name));
+  }
+}
+
+BackwardResult Autodiff::run(const std::vector<TensorId>& outputs,
+                             const std::vector<TensorId>& inputs) {
+  BackwardResult r;
+  auto n_fwd = static_cast<OpId>(g_.ops().size());
+  r.first_op = n_fwd;
+  g_.set_phase(Phase::kBackward);
+  for (TensorId y : outputs) {
+    TensorId dy = g_.input(g_.tensor(y).name + ".grad", dual(g_.tensor(y).layout),
+                           g_.tensor(y).dtype);
+    r.grad_inputs.push_back(dy);
+    contribute(y, dy);
+  }
+  for (OpId id = n_fwd - 1; id >= 0; --id) {
+    if (g_.op(id).kind == OpKind::kSplit && g_.op(id).out.size() > 1) {
+      backward_of(id);
+      continue;
+    }
+    bool has_grad = g_.op(id).kind == OpKind::kLoss;
+    for (TensorId o : g_.op(id).out) {
+      has_grad = has_grad || !contrib_[o].empty();
+    }
+    if (has_grad) {
+      backward_of(id);
+    }
+  }
+  for (TensorId x : inputs) {
+    TensorId dx = combine(x);
+    if (dx >= 0) {
+      r.input_grads.emplace_back(x, dx);
+    }
+  }
+  for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
+    auto id = static_cast<TensorId>(t);
+    if (g_.tensor(id).weight) {
+      TensorId dw = combine(id);
+      if (dw >= 0) {
+        r.weight_grads.emplace_back(id, dw);
+      }
+    }
+  }
+  g_.set_phase(Phase::kForward);
+  return r;
+}
+
+}  // namespace
+
+BackwardResult derive_backward(Graph& g, const std::vector<TensorId>& outputs,
+                               const std::vector<TensorId>& inputs) {
+  return Autodiff(g).run(outputs, inputs);
+}
+
+}  // namespace tessera::synth::stg

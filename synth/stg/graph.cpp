@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/stg/graph.h"
+
+#include <fmt/format.h>
+
+#include "sim/base/error.h"
+
+namespace tessera::synth::stg {
+
+using graph::CollType;
+using graph::OpClass;
+
+EinsumSpec parse_einsum(const std::string& spec) {
+  auto comma = spec.find(',');
+  auto arrow = spec.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) {
+    throw base::InternalError("bad einsum spec '" + spec + "'");
+  }
+  return {spec.substr(0, comma), spec.substr(comma + 1, arrow - comma - 1), spec.substr(arrow + 2)};
+}
+
+std::int64_t Graph::elements_of(TensorId t) const { return local_elements(tensor(t).layout, sym_); }
+
+std::int64_t Graph::bytes_of(TensorId t) const {
+  return elements_of(t) * base::dtype_bytes(tensor(t).dtype);
+}
+
+TensorId Graph::new_tensor(std::string name, Layout layout, DType dtype) {
+  if (layout.labels.size() > static_cast<std::size_t>(kMaxDims)) {
+    throw base::InternalError("tensor " + name + " has too many dimensions");
+  }
+  Tensor t;
+  t.name = std::move(name);
+  t.layout = std::move(layout);
+  t.dtype = dtype;
+  tensors_.push_back(std::move(t));
+  return static_cast<TensorId>(tensors_.size() - 1);
+}
+
+TensorId Graph::input(const std::string& name, Layout layout, DType dtype) {
+  return new_tensor(name, std::move(layout), dtype);
+}
+
+TensorId Graph::weight(const std::string& name, Layout layout, DType dtype) {
+  TensorId t = new_tensor(name, std::move(layout), dtype);
+  tensors_[static_cast<std::size_t>(t)].weight = true;
+  return t;
+}
+
+OpId Graph::append(Op op) {
+  auto id = static_cast<OpId>(ops_.size());
+  for (TensorId t : op.out) {
+    tensors_[static_cast<std::size_t>(t)].producer = id;
+  }
+  ops_.push_back(std::move(op));
+  return id;
+}
+
+void Graph::mark_attention_core(OpId first, OpId last) {
+  for (OpId o = first; o <= last; ++o) {
+    ops_[static_cast<std::size_t>(o)].attention_core = true;
+  }
+}
+
+void Graph::check_labels(TensorId t, const std::string& labels, const std::string& where) const {
+  const Tensor& x = tensor(t);
+  if (x.layout.labels != labels) {
+    throw base::InternalError(fmt::format("{}: operand {} has dimensions '{}' but '{}' expected",
+                                          where, x.name, x.layout.labels, labels));
+  }
+}
+
+// ---- the matcher ----------------------------------------------------------------------
+
+TensorId Graph::collective(TensorId x, CollType type, std::uint8_t axis, Layout out) {
+  const Tensor src = tensor(x);  // a copy: new_tensor may reallocate
+  TensorId y = new_tensor(src.name + "." + std::string(graph::coll_type_name(type)), out, src.dtype);
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.name = tensor(y).name;
+  op.in = {x};
+  op.out = {y};
+  op.phase = phase_;
+  op.coll = type;
+  op.axis = axis;
+  op.cls = OpClass::kCopy;
+  // NCCL convention: all-reduce and reduce-scatter name their input, all-gather its output.
+  op.bytes = static_cast<double>(type == CollType::kAllGather ? bytes_of(y) : bytes_of(x));
+  if (type == CollType::kAllReduce) {
+    tensors_[static_cast<std::size_t>(y)].alias_of = x;  // in place
+  }
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::convert(TensorId x, Layout target, graph::Phase phase) {
+  graph::Phase saved = phase_;
+  phase_ = phase;
+  Layout cur = tensor(x).layout;
+  if (cur.labels != target.labels) {
+    throw base::InternalError(fmt::format("convert {}: {} to {}", tensor(x).name, cur.str(), target.str()));
+  }
+  for (std::uint8_t a = 0; a < kNumAxes; ++a) {
+    AxisMask bit = static_cast<AxisMask>(1u << a);
+    if ((cur.partial & bit) == 0 || (target.partial & bit) != 0) {
+      continue;
+    }
+    Layout next = cur;
+    next.partial = static_cast<AxisMask>(next.partial & ~bit);
+    int dim = -1;
+    for (std::size_t d = 0; d < cur.labels.size(); ++d) {
+      if (target.shard[d] == a && cur.shard[d] == kReplicated && !cur.uses_axis(a)) {
+        dim = static_cast<int>(d);
+      }
+    }
+    if (dim >= 0) {
+      next.shard[static_cast<std::size_t>(dim)] = a;
+      x = collective(x, CollType::kReduceScatter, a, next);
+    } else {
+      x = collective(x, CollType::kAllReduce, a, next);
+    }
+    cur = next;
+  }
+  for (std::size_t d = 0; d < cur.labels.size(); ++d) {
+    if (cur.shard[d] != kReplicated && cur.shard[d] != target.shard[d]) {
+      Layout next = cur;
+      next.shard[d] = kReplicated;
+      x = collective(x, CollType::kAllGather, cur.shard[d], next);
+      cur = next;
+    }
+  }
+  if ((target.partial & ~cur.partial) != 0) {
+    throw base::InternalError("convert: cannot create a partial sum from " + cur.str());
+  }
+  if (!(cur == target)) {  // only local slicing is left: a view, free
+    TensorId y = new_tensor(tensor(x).name + ".slice", target, tensor(x).dtype);
+    tensors_[static_cast<std::size_t>(y)].alias_of = x;
+    Op op;
+    op.kind = OpKind::kSplit;
+    op.name = tensor(y).name;
+    op.in = {x};
+    op.out = {y};
+    op.phase = phase_;
+    append(std::move(op));
+    x = y;
+  }
+  phase_ = saved;
+  return x;
+}
+
+// ---- einsum ---------------------------------------------------------------------------
+
+Layout Graph::einsum_output(const std::string& spec, const Layout& a, const Layout& b) const {
+  EinsumSpec s = parse_einsum(spec);
+  Layout out(s.c);
+  for (std::size_t i = 0; i < s.c.size(); ++i) {
+    std::uint8_t ax = a.find(s.c[i]) >= 0 ? a.axis_of(s.c[i]) : b.axis_of(s.c[i]);
+    if (ax != kReplicated && out.uses_axis(ax)) {
+      throw base::InternalError(fmt::format("einsum {}: axis {} shards two output dimensions",
+                                            spec, axis_name(ax)));
+    }
+    out.shard[i] = ax;
+  }
+  for (char l : s.a + s.b) {
+    if (s.c.find(l) == std::string::npos) {
+      std::uint8_t ax = a.find(l) >= 0 ? a.axis_of(l) : b.axis_of(l);
+      if (ax != kReplicated) {
+        out.partial = static_cast<AxisMask>(out.partial | (1u << ax));
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The layout `other` must take so that every shared label agrees with `anchor`; labels of
+// its own keep their axis unless that axis is already taken.
+Layout required_layout(const Layout& other, const Layout& anchor) {
+  Layout req(other.labels);
+  for (std::size_t i = 0; i < other.labels.size(); ++i) {
+    char l = other.labels[i];
+    if (anchor.find(l) >= 0) {
+      req.shard[i] = anchor.axis_of(l);
+    }
+  }
+  for (std::size_t i = 0; i < other.labels.size(); ++i) {
+    char l = other.labels[i];
+    std::uint8_t own = other.shard[i];
+    if (anchor.find(l) < 0 && own != kReplicated && !anchor.uses_axis(own) && !req.uses_axis(own)) {
+      req.shard[i] = own;
+    }
+  }
+  return req;
+}
+
+Layout without_partial(Layout l) {
+  l.partial = 0;
+  return l;
+}
+
+}  // namespace
+
+TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b) {
+  EinsumSpec s = parse_einsum(spec);
+  check_labels(a, s.a, name);
+  check_labels(b, s.b, name);
+  bool anchor_is_b = tensor(b).weight && !tensor(a).weight;
+  TensorId anchor = anchor_is_b ? b : a;
+  TensorId other = anchor_is_b ? a : b;
+  anchor = convert(anchor, without_partial(tensor(anchor).layout), phase_);
+  other = convert(other, required_layout(tensor(other).layout, tensor(anchor).layout), phase_);
+  a = anchor_is_b ? other : anchor;
+  b = anchor_is_b ? anchor : other;
+  Layout out = einsum_output(spec, tensor(a).layout, tensor(b).layout);
+  DType dt = tensor(a).weight ? tensor(b).dtype : tensor(a).dtype;
+  TensorId y = new_tensor(name, out, dt);
+  Op op;
+  op.kind = OpKind::kEinsum;
+  op.name = name;
+  op.in = {a, b};
+  op.out = {y};
+  op.phase = phase_;
+  op.spec = spec;
+  op.cls = OpClass::kGemm;
+  auto size = [&](char l) {
+    const Layout& la = tensor(a).layout;
+    return la.find(l) >= 0 ? local_size(l, la.axis_of(l), sym_)
+                           : local_size(l, tensor(b).layout.axis_of(l), sym_);
+  };
+  double all = 1.0;
+  graph::GemmDims g{1, 1, 1, 1};
+  std::string seen;
+  for (char l : s.a + s.b) {
+    if (seen.find(l) != std::string::npos) {
+      continue;
+    }
+    seen += l;
+    auto n = size(l);
+    all *= static_cast<double>(n);
+    bool in_a = s.a.find(l) != std::string::npos;
+    bool in_b = s.b.find(l) != std::string::npos;
+    bool in_c = s.c.find(l) != std::string::npos;
+    (in_a && in_b && in_c ? g.batch : in_a && in_b ? g.k : in_a ? g.m : g.n) *= n;
+  }
+  op.flops = 2.0 * all;
+  op.model_flops = op.flops;
+  op.gemm = g;
+  op.bytes = static_cast<double>(bytes_of(a) + bytes_of(b) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+}  // namespace tessera::synth::stg

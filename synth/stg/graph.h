@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The symbolic tensor graph of one model block (embedding, decoder layer, or head): tensors
+// with distributed layouts and the operations between them. Adding an operation checks the
+// full shape of every operand and inserts the collectives that turn each producer's layout
+// into the layout its consumer needs (the producer/consumer matcher); no collective is placed
+// by hand. The backward graph is derived from the forward one (autodiff.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "synth/graph/exec_graph.h"
+#include "synth/stg/layout.h"
+
+namespace tessera::synth::stg {
+
+using base::DType;
+using TensorId = std::int32_t;
+using OpId = std::int32_t;
+
+enum class OpKind : unsigned char {
+  kEinsum, kNorm, kGelu, kSwiglu, kDropout, kDropoutAdd, kAdd, kSoftmax, kAttention,
+  kEmbedding, kLoss, kSplit, kExpand, kCollective, kGradient,  // kGradient: backward kernels
+};
+
+struct Tensor {
+  std::string name;
+  Layout layout;
+  DType dtype = DType::kBF16;
+  bool weight = false;       // a parameter (static memory)
+  bool weight_grad = false;  // the gradient of a parameter (accumulated in static memory)
+  TensorId alias_of = -1;    // shares storage with this tensor (views, in-place collectives)
+  OpId producer = -1;
+};
+
+struct Op {
+  OpKind kind = OpKind::kEinsum;
+  std::string name;
+  std::vector<TensorId> in;
+  std::vector<TensorId> out;
+  graph::Phase phase = graph::Phase::kForward;
+  // Costs, filled when the op is created from the local (per-device) shapes.
+  graph::OpClass cls = graph::OpClass::kElementwise;
+  double flops = 0.0;        // executed by the kernel
+  double model_flops = 0.0;  // MFU convention: matrix FLOPs, attention without causal halving
+  double bytes = 0.0;        // HBM traffic
+  graph::GemmDims gemm;
+  // Collectives.
+  graph::CollType coll = graph::CollType::kAllReduce;
+  std::uint8_t axis = kReplicated;
+  // Forward bookkeeping for autodiff and recompute.
+  std::string spec;             // einsum "ab,bc->ac"
+  bool causal = false;          // attention masking
+  bool attention_core = false;  // recomputed under selective recompute
+};
+
+class Graph {
+ public:
+  explicit Graph(SymbolTable sym) : sym_(std::move(sym)) {}
+
+  [[nodiscard]] const SymbolTable& symbols() const { return sym_; }
+  [[nodiscard]] const Tensor& tensor(TensorId t) const { return tensors_[static_cast<std::size_t>(t)]; }
+  [[nodiscard]] const Op& op(OpId o) const { return ops_[static_cast<std::size_t>(o)]; }
+  Op& mutable_op(OpId o) { return ops_[static_cast<std::size_t>(o)]; }
+  [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
+  [[nodiscard]] const std::vector<Tensor>& tensors() const { return tensors_; }
+  [[nodiscard]] std::int64_t bytes_of(TensorId t) const;
+  [[nodiscard]] std::int64_t elements_of(TensorId t) const;
+
+  // Leaves.
+  TensorId input(const std::string& name, Layout layout, DType dtype);
+  TensorId weight(const std::string& name, Layout layout, DType dtype);
+
+  // Forward operations. Each returns its output tensor.
+  TensorId einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b);
+  TensorId norm(const std::string& name, TensorId x, TensorId gamma, char normalized);
+  TensorId unary(OpKind kind, const std::string& name, TensorId x, char reduced = 0);
+  TensorId swiglu(const std::string& name, TensorId x, char out_label);
+  std::pair<TensorId, TensorId> dropout(const std::string& name, TensorId x);  // (out, mask)
+  // Fused bias-dropout-add onto the residual stream; `x` is brought to the residual's layout.
+  TensorId dropout_add(const std::string& name, TensorId x, TensorId residual, bool dropout);
+  TensorId add(const std::string& name, TensorId a, TensorId b);
+  TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal);
+  TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
+  TensorId loss(const std::string& name, TensorId logits, char vocab);
+  std::vector<TensorId> split(const std::string& name, TensorId x, const std::vector<Layout>& parts);
+  TensorId expand(const std::string& name, TensorId x, Layout out);
+
+  // The matcher: returns `x` in layout `target`, inserting collectives (and free local
+  // slices) as needed. Identity when the layouts already agree.
+  TensorId convert(TensorId x, Layout target, graph::Phase phase = graph::Phase::kForward);
+
+  // Low-level: appends an op (used by autodiff for gradient kernels).
+  OpId append(Op op);
+  TensorId new_tensor(std::string name, Layout layout, DType dtype);
+  void mark_attention_core(OpId first, OpId last);  // ops [first, last]
+  void set_phase(graph::Phase p) { phase_ = p; }
+  void set_producer(TensorId t, OpId o) { tensors_[static_cast<std::size_t>(t)].producer = o; }
+
+ private:
+  TensorId collective(TensorId x, graph::CollType type, std::uint8_t axis, Layout out);
+  Layout einsum_output(const std::string& spec, const Layout& a, const Layout& b) const;
+  void check_labels(TensorId t, const std::string& labels, const std::string& where) const;
+
+  SymbolTable sym_;
+  std::vector<Tensor> tensors_;
+  std::vector<Op> ops_;
+  graph::Phase phase_ = graph::Phase::kForward;
+};
+
+// Parses "ab,bc->ac" into its three label strings.
+struct EinsumSpec {
+  std::string a, b, c;
+};
+EinsumSpec parse_einsum(const std::string& spec);
+
+}  // namespace tessera::synth::stg

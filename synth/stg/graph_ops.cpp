@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+// The non-einsum operations of the tensor graph, each with its layout rule and its FLOP and
+// byte rule (the kernel's reads and writes of HBM, from local shapes and dtypes).
+#include <fmt/format.h>
+
+#include "sim/base/error.h"
+#include "synth/stg/graph.h"
+
+namespace tessera::synth::stg {
+
+using graph::OpClass;
+
+namespace {
+
+Layout without_partial(Layout l) {
+  l.partial = 0;
+  return l;
+}
+
+// The layout an op that needs whole `label` rows (a norm's hidden dim, a softmax's keys)
+// accepts: that dimension gathered, no partial sums.
+Layout whole(Layout l, char label) {
+  l.partial = 0;
+  if (label != 0) {
+    int i = l.find(label);
+    if (i < 0) {
+      throw base::InternalError(fmt::format("layout {} has no '{}'", l.labels, label));
+    }
+    l.shard[static_cast<std::size_t>(i)] = kReplicated;
+  }
+  return l;
+}
+
+}  // namespace
+
+TensorId Graph::norm(const std::string& name, TensorId x, TensorId gamma, char normalized) {
+  x = convert(x, whole(tensor(x).layout, normalized), phase_);
+  TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
+  auto n = static_cast<double>(elements_of(x));
+  Op op;
+  op.kind = OpKind::kNorm;
+  op.name = name;
+  op.in = {x, gamma};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kNorm;
+  op.flops = 8.0 * n;  // mean, variance, normalise, scale (and shift)
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y) + bytes_of(gamma));
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::unary(OpKind kind, const std::string& name, TensorId x, char reduced) {
+  x = convert(x, whole(tensor(x).layout, reduced), phase_);
+  TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
+  auto n = static_cast<double>(elements_of(x));
+  Op op;
+  op.kind = kind;
+  op.name = name;
+  op.in = {x};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = kind == OpKind::kSoftmax ? OpClass::kSoftmax : OpClass::kElementwise;
+  op.flops = (kind == OpKind::kGelu ? 14.0 : 5.0) * n;  // tanh-GeLU ~14 FLOPs; softmax ~5
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::swiglu(const std::string& name, TensorId x, char out_label) {
+  x = convert(x, without_partial(tensor(x).layout), phase_);
+  Layout out = tensor(x).layout;
+  out.labels.back() = out_label;  // [.., 2f] -> [.., f], same sharding
+  TensorId y = new_tensor(name, out, tensor(x).dtype);
+  Op op;
+  op.kind = OpKind::kSwiglu;
+  op.name = name;
+  op.in = {x};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kElementwise;
+  op.flops = 8.0 * static_cast<double>(elements_of(y));  // silu(gate) * up
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+std::pair<TensorId, TensorId> Graph::dropout(const std::string& name, TensorId x) {
+  x = convert(x, without_partial(tensor(x).layout), phase_);
+  TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
+  TensorId mask = new_tensor(name + ".mask", tensor(x).layout, DType::kFP8);  // 1 byte/element
+  Op op;
+  op.kind = OpKind::kDropout;
+  op.name = name;
+  op.in = {x};
+  op.out = {y, mask};
+  op.phase = phase_;
+  op.cls = OpClass::kElementwise;
+  op.flops = 2.0 * static_cast<double>(elements_of(x));
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y) + bytes_of(mask));
+  append(std::move(op));
+  return {y, mask};
+}
+
+TensorId Graph::dropout_add(const std::string& name, TensorId x, TensorId residual, bool drop) {
+  const Layout stream = tensor(residual).layout;
+  x = convert(x, stream, phase_);
+  TensorId y = new_tensor(name, stream, tensor(residual).dtype);
+  Op op;
+  op.kind = drop ? OpKind::kDropoutAdd : OpKind::kAdd;
+  op.name = name;
+  op.in = {x, residual};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kElementwise;
+  op.flops = 3.0 * static_cast<double>(elements_of(y));
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(residual) + bytes_of(y));
+  if (drop) {
+    TensorId mask = new_tensor(name + ".mask", stream, DType::kFP8);
+    op.out.push_back(mask);
+    op.bytes += static_cast<double>(bytes_of(mask));
+  }
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::add(const std::string& name, TensorId a, TensorId b) {
+  b = convert(b, tensor(a).layout, phase_);
+  TensorId y = new_tensor(name, tensor(a).layout, tensor(a).dtype);
+  Op op;
+  op.kind = OpKind::kAdd;
+  op.name = name;
+  op.in = {a, b};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kElementwise;
+  op.flops = static_cast<double>(elements_of(y));
+  op.bytes = static_cast<double>(bytes_of(a) + bytes_of(b) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal) {
+  // q [b,s,a,d], k and v [b,t,g,d]: whole sequences, heads consistently sharded.
+  q = convert(q, whole(tensor(q).layout, 's'), phase_);
+  Layout kv = whole(tensor(k).layout, 't');
+  char kv_heads = kv.find('g') >= 0 ? 'g' : 'a';
+  kv.shard[static_cast<std::size_t>(kv.find(kv_heads))] = tensor(q).layout.axis_of('a');
+  kv.shard[static_cast<std::size_t>(kv.find('b'))] = tensor(q).layout.axis_of('b');
+  k = convert(k, kv, phase_);
+  v = convert(v, kv, phase_);
+  TensorId y = new_tensor(name, tensor(q).layout, tensor(q).dtype);
+  const Layout lq = tensor(q).layout;
+  double b = static_cast<double>(local_size('b', lq.axis_of('b'), sym_));
+  double heads = static_cast<double>(local_size('a', lq.axis_of('a'), sym_));
+  double s = static_cast<double>(sym_.size('s'));
+  double t = static_cast<double>(sym_.size('t'));
+  double d = static_cast<double>(sym_.size('d'));
+  Op op;
+  op.kind = OpKind::kAttention;
+  op.name = name;
+  op.in = {q, k, v};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kAttention;
+  op.causal = causal;
+  op.model_flops = 4.0 * b * heads * s * t * d;  // QK^T and PV, no causal halving
+  op.flops = causal ? op.model_flops / 2.0 : op.model_flops;  // the kernel skips masked blocks
+  op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(t),
+             static_cast<std::int64_t>(d), static_cast<std::int64_t>(b * heads)};
+  op.bytes = static_cast<double>(bytes_of(q) + bytes_of(k) + bytes_of(v) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::embedding(const std::string& name, TensorId ids, TensorId table, Layout out) {
+  // A gather of rows: each rank looks up the rows of its vocabulary shard, so the output is
+  // a partial sum over the axis that shards the vocabulary.
+  std::uint8_t vocab_axis = tensor(table).layout.shard[0];
+  if (vocab_axis != kReplicated) {
+    out.partial = static_cast<AxisMask>(out.partial | (1u << vocab_axis));
+  }
+  TensorId y = new_tensor(name, out, tensor(table).dtype);
+  Op op;
+  op.kind = OpKind::kEmbedding;
+  op.name = name;
+  op.in = {ids, table};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kEmbedding;
+  op.bytes = static_cast<double>(2 * bytes_of(y) + bytes_of(ids));  // read rows, write output
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::loss(const std::string& name, TensorId logits, char vocab) {
+  // Vocabulary-parallel softmax cross-entropy (Megatron): per-token max, sum of exponentials
+  // and target logit are reduced over the vocabulary shards, in fp32.
+  logits = convert(logits, without_partial(tensor(logits).layout), phase_);
+  const Layout l = tensor(logits).layout;
+  Layout stats_layout(l.labels);
+  stats_layout.labels.back() = 'c';  // three statistics per token
+  stats_layout.shard = l.shard;
+  stats_layout.shard[stats_layout.labels.size() - 1] = kReplicated;
+  std::uint8_t ax = l.axis_of(vocab);
+  if (ax != kReplicated) {
+    stats_layout.partial = static_cast<AxisMask>(1u << ax);
+  }
+  TensorId stats = new_tensor(name + ".stats", stats_layout, DType::kFP32);
+  TensorId probs = new_tensor(name + ".softmax", without_partial(l), DType::kFP32);
+  auto n = static_cast<double>(elements_of(logits));
+  Op op;
+  op.kind = OpKind::kLoss;
+  op.name = name;
+  op.in = {logits};
+  op.out = {probs, stats};
+  op.phase = phase_;
+  op.cls = OpClass::kLoss;
+  op.flops = 6.0 * n;
+  op.bytes = static_cast<double>(bytes_of(logits) + 2 * bytes_of(probs));
+  append(std::move(op));
+  return convert(stats, without_partial(stats_layout), phase_);
+}
+
+std::vector<TensorId> Graph::split(const std::string& name, TensorId x,
+                                   const std::vector<Layout>& parts) {
+  x = convert(x, without_partial(tensor(x).layout), phase_);
+  Op op;
+  op.kind = OpKind::kSplit;
+  op.name = name;
+  op.in = {x};
+  op.phase = phase_;
+  std::vector<TensorId> outs;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    TensorId t = new_tensor(fmt::format("{}.{}", name, i), parts[i], tensor(x).dtype);
+    tensors_[static_cast<std::size_t>(t)].alias_of = x;
+    outs.push_back(t);
+  }
+  op.out = outs;
+  append(std::move(op));
+  return outs;
+}
+
+TensorId Graph::expand(const std::string& name, TensorId x, Layout out) {
+  TensorId y = new_tensor(name, std::move(out), tensor(x).dtype);
+  Op op;
+  op.kind = OpKind::kExpand;
+  op.name = name;
+  op.in = {x};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kCopy;
+  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
+  append(std::move(op));
+  return y;
+}
+
+}  // namespace tessera::synth::stg

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/synthesize.h"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+
+#include "synth/parallel/mesh.h"
+#include "synth/schedule/pipeline_schedule.h"
+
+namespace tessera::synth {
+
+using graph::ExecGraph;
+using graph::Node;
+using graph::NodeId;
+using graph::RankGraph;
+using parallel::BlockProgram;
+
+StepPrograms build_programs(const Scenario& s) {
+  models::Blocks b = models::build_blocks(s);
+  // Megatron recomputes transformer layers only; embedding and head keep their activations.
+  return {parallel::lower(b.embed, Recompute::kNone),
+          parallel::lower(b.layer, s.training.recompute),
+          parallel::lower(b.head, Recompute::kNone)};
+}
+
+double grad_bucket_params(const Scenario& s) {
+  if (s.training.grad_bucket_bytes > 0.0) {
+    return s.training.grad_bucket_bytes / 4.0;
+  }
+  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
+}
+
+namespace {
+
+constexpr NodeId kNone = UINT32_MAX;
+
+// One block of a stage: its program and the layer index used in node names.
+struct StageBlock {
+  const BlockProgram* prog;
+  std::int32_t layer;  // -1 for embedding and head
+  std::size_t names;   // index into the name table
+};
+
+struct Context {
+  const Scenario& s;
+  const StepPrograms& progs;
+  const parallel::Mesh& mesh;
+  std::vector<std::vector<std::uint32_t>> names;  // per name table: per op
+  std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
+  std::vector<std::uint32_t> p2p_names;  // send act, recv act, send grad, recv grad
+  std::uint32_t optimizer_name = 0;
+  std::vector<std::uint32_t> bucket_names;
+};
+
+class StageBuilder {
+ public:
+  StageBuilder(const Context& c, std::int64_t rank) : c_(c), rank_(rank) {}
+  RankGraph build();
+
+ private:
+  void forward(std::int32_t mb);
+  void backward(std::int32_t mb);
+  NodeId instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd,
+                     NodeId ext_bwd, std::size_t slot);
+  NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
+             NodeId dep, std::uint32_t name, std::int32_t mb);
+  void gradient_reduction();
+
+  const Context& c_;
+  std::int64_t rank_;
+  RankGraph g_;
+  std::vector<StageBlock> blocks_;
+  std::vector<NodeId> fwd_base_;   // per (mb, block slot)
+  std::vector<NodeId> fwd_input_;  // per (mb, block slot): producer of the block input
+  std::vector<NodeId> last_bwd_base_;  // per block slot: base of its last backward instance
+  std::int32_t stage_ = 0;
+  std::int32_t stages_ = 1;
+};
+
+NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
+                         std::int64_t bytes, NodeId dep, std::uint32_t name, std::int32_t mb) {
+  Node n;
+  n.kind = kind;
+  n.stream = kind == graph::NodeKind::kSend ? graph::Stream::kPPSend : graph::Stream::kPPRecv;
+  n.peer = static_cast<std::int32_t>(peer);
+  n.tag = tag;
+  n.bytes = static_cast<double>(bytes);
+  n.name = name;
+  n.microbatch = mb;
+  n.dtype = c_.s.training.precision;
+  if (kind == graph::NodeKind::kSend) {
+    n.mem_free = bytes;
+  } else {
+    n.mem_alloc = bytes;
+  }
+  n.phase = tag % 2 == 0 ? graph::Phase::kForward : graph::Phase::kBackward;
+  if (dep == kNone) {
+    return g_.add(n);
+  }
+  return g_.add(n, {dep});
+}
+
+NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd,
+                                 NodeId ext_bwd, std::size_t slot) {
+  const BlockProgram& p = *b.prog;
+  auto begin = static_cast<std::size_t>(bwd ? p.n_fwd : 0);
+  std::size_t end = bwd ? p.ops.size() : static_cast<std::size_t>(p.n_fwd);
+  auto base = static_cast<NodeId>(g_.size());
+  NodeId fbase = bwd ? fwd_base_[slot] : base;
+  std::vector<NodeId> deps;
+  for (std::size_t i = begin; i < end; ++i) {
+    const parallel::ProgOp& op = p.ops[i];
+    Node n = op.node;
+    n.name = c_.names[b.names][i];
+    n.microbatch = mb;
+    n.layer = b.layer;
+    if (n.kind == graph::NodeKind::kCollective) {
+      n.group = c_.group_of[static_cast<std::size_t>(rank_)][op.axis];
+      if (n.group < 0) {  // a group of one: nothing to communicate
+        n.kind = graph::NodeKind::kCompute;
+        n.fixed_duration = 0;
+      }
+    }
+    deps.clear();
+    for (std::int32_t d : op.deps) {
+      NodeId id = d == parallel::kFwdInput   ? ext_fwd
+                  : d == parallel::kBwdInput ? ext_bwd
+                  : d < p.n_fwd              ? fbase + static_cast<NodeId>(d)
+                                             : base + static_cast<NodeId>(d - p.n_fwd);
+      if (id != kNone) {
+        deps.push_back(id);
+      }
+    }
+    g_.add(n, deps);
+  }
+  return base;
+}
+
+void StageBuilder::forward(std::int32_t mb) {
+  NodeId prev = kNone;
+  const BlockProgram& layer = c_.progs.layer;
+  if (stage_ > 0) {
+    prev = p2p(graph::NodeKind::kRecv, c_.mesh.neighbour(rank_, Axis::kPP, -1), 2L * mb,
+               layer.out_bytes, kNone, c_.p2p_names[1], mb);
+  }
+  for (std::size_t k = 0; k < blocks_.size(); ++k) {
+    std::size_t slot = static_cast<std::size_t>(mb) * blocks_.size() + k;
+    fwd_input_[slot] = prev;
+    NodeId base = instantiate(blocks_[k], mb, false, prev, kNone, slot);
+    fwd_base_[slot] = base;
+    if (blocks_[k].prog->fwd_out >= 0) {
+      prev = base + static_cast<NodeId>(blocks_[k].prog->fwd_out);
+    }
+  }
+  if (stage_ < stages_ - 1) {
+    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb,
+        layer.out_bytes, prev, c_.p2p_names[0], mb);
+  }
+}
+
+void StageBuilder::backward(std::int32_t mb) {
+  NodeId grad = kNone;
+  const BlockProgram& layer = c_.progs.layer;
+  if (stage_ < stages_ - 1) {
+    grad = p2p(graph::NodeKind::kRecv, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb + 1,
+               layer.in_grad_bytes, kNone, c_.p2p_names[3], mb);
+  }
+  for (std::size_t k = blocks_.size(); k-- > 0;) {
+    std::size_t slot = static_cast<std::size_t>(mb) * blocks_.size() + k;
+    NodeId base = instantiate(blocks_[k], mb, true, fwd_input_[slot], grad, slot);
+    last_bwd_base_[k] = base;
+    if (blocks_[k].prog->bwd_out >= 0) {
+      grad = base + static_cast<NodeId>(blocks_[k].prog->bwd_out - blocks_[k].prog->n_fwd);
+    }
+  }
+  if (stage_ > 0) {
+    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, -1), 2L * mb + 1,
+        layer.in_grad_bytes, grad, c_.p2p_names[2], mb);
+  }
+}
+
+// Gradients accumulate over microbatches; after the last backward of each bucket's blocks
+// the bucket is reduced over the data-parallel group (overlapping the rest of backward),
+// then the optimizer steps (distributed optimizer: on its shard, then gathers parameters).
+void StageBuilder::gradient_reduction() {
+  const Scenario& s = c_.s;
+  std::int32_t dp_group = c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
+  bool dist = s.training.distributed_optimizer && dp_group >= 0;
+  double bucket_cap = grad_bucket_params(s);
+  std::vector<NodeId> ready;
+  std::vector<NodeId> buckets;
+  std::vector<double> bucket_params;
+  double acc = 0.0;
+  auto flush = [&] {
+    if (acc <= 0.0) {
+      return;
+    }
+    if (dp_group < 0) {
+      buckets.insert(buckets.end(), ready.begin(), ready.end());
+    } else {
+      Node n;
+      n.kind = graph::NodeKind::kCollective;
+      n.coll = dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce;
+      n.stream = graph::Stream::kDP;
+      n.group = dp_group;
+      n.bytes = acc * 4.0;  // fp32 gradients
+      n.dtype = base::DType::kFP32;
+      n.phase = graph::Phase::kBackward;
+      n.name = c_.bucket_names[0];
+      buckets.push_back(g_.add(n, ready));
+      bucket_params.push_back(acc);
+    }
+    ready.clear();
+    acc = 0.0;
+  };
+  for (std::size_t k = blocks_.size(); k-- > 0;) {
+    const BlockProgram& p = *blocks_[k].prog;
+    for (std::int32_t w : p.wgrad_ops) {
+      ready.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - p.n_fwd));
+    }
+    acc += p.params;
+    if (acc >= bucket_cap) {
+      flush();
+    }
+  }
+  flush();
+  double params = static_cast<double>(g_.static_memory);  // filled by caller: local params
+  Node opt;
+  opt.kind = graph::NodeKind::kCompute;
+  opt.op = graph::OpClass::kOptimizer;
+  opt.phase = graph::Phase::kOptimizer;
+  opt.dtype = base::DType::kFP32;
+  double shard = dist ? params / static_cast<double>(s.parallel.dp) : params;
+  opt.bytes = 32.0 * shard;  // Adam: read param, grad, master, m, v; write master, m, v, param
+  opt.flops = 10.0 * shard;
+  opt.name = c_.optimizer_name;
+  NodeId o = g_.add(opt, buckets);
+  if (dist) {
+    for (double bp : bucket_params) {
+      Node n;
+      n.kind = graph::NodeKind::kCollective;
+      n.coll = graph::CollType::kAllGather;
+      n.stream = graph::Stream::kDP;
+      n.group = dp_group;
+      n.bytes = bp * base::dtype_bytes(s.training.precision);
+      n.dtype = s.training.precision;
+      n.phase = graph::Phase::kOptimizer;
+      n.name = c_.bucket_names[1];
+      g_.add(n, {o});
+    }
+  }
+}
+
+RankGraph StageBuilder::build() {
+  const Scenario& s = c_.s;
+  stages_ = static_cast<std::int32_t>(s.parallel.pp);
+  stage_ = static_cast<std::int32_t>(c_.mesh.coord(rank_)[Axis::kPP]);
+  auto per_stage = static_cast<std::int32_t>(s.model.layers / s.parallel.pp);
+  if (stage_ == 0) {
+    blocks_.push_back({&c_.progs.embed, -1, 0});
+  }
+  for (std::int32_t l = stage_ * per_stage; l < (stage_ + 1) * per_stage; ++l) {
+    blocks_.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
+  }
+  if (stage_ == stages_ - 1) {
+    blocks_.push_back({&c_.progs.head, -1, 1});
+  }
+  auto m = static_cast<std::int32_t>(s.microbatches());
+  fwd_base_.assign(static_cast<std::size_t>(m) * blocks_.size(), kNone);
+  fwd_input_.assign(fwd_base_.size(), kNone);
+  last_bwd_base_.assign(blocks_.size(), kNone);
+  double params = 0.0;
+  for (const auto& b : blocks_) {
+    params += b.prog->params;
+  }
+  for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
+    if (t.kind == schedule::Task::kForward) {
+      forward(t.microbatch);
+    } else {
+      backward(t.microbatch);
+    }
+  }
+  g_.static_memory = static_cast<std::int64_t>(params);
+  gradient_reduction();
+  double bytes_per_param = s.training.distributed_optimizer
+                               ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp)
+                               : 18.0;
+  g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
+  g_.stage = stage_;
+  return std::move(g_);
+}
+
+std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
+                                        const std::string& prefix) {
+  std::vector<std::uint32_t> ids;
+  for (const auto& op : p.ops) {
+    ids.push_back(g.intern(prefix + op.name));
+  }
+  return ids;
+}
+
+void make_groups(ExecGraph& g, Context& c) {
+  const auto& mesh = c.mesh;
+  c.group_of.assign(static_cast<std::size_t>(mesh.size()), {-1, -1, -1});
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 2> kAxes = {
+      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP}};
+  for (auto [axis, kind] : kAxes) {
+    if (mesh.axis_size(axis) == 1) {
+      continue;
+    }
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      auto& slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(axis)];
+      if (slot >= 0) {
+        continue;
+      }
+      graph::Group grp{kind, mesh.group(r, axis)};
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      for (std::int32_t member : grp.ranks) {
+        c.group_of[static_cast<std::size_t>(member)][static_cast<std::size_t>(axis)] = id;
+      }
+      g.groups.push_back(std::move(grp));
+    }
+  }
+}
+
+}  // namespace
+
+ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
+  StepPrograms progs = build_programs(s);
+  parallel::Mesh mesh(s.parallel);
+  ExecGraph g;
+  g.num_ranks = static_cast<std::int32_t>(mesh.size());
+  Context c{s, progs, mesh, {}, {}, {}, 0, {}};
+  c.names.push_back(intern_block(g, progs.embed, ""));
+  c.names.push_back(intern_block(g, progs.head, ""));
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    c.names.push_back(intern_block(g, progs.layer, fmt::format("L{}.", l)));
+  }
+  c.p2p_names = {g.intern("pp.send_activation"), g.intern("pp.recv_activation"),
+                 g.intern("pp.send_grad"), g.intern("pp.recv_grad")};
+  c.optimizer_name = g.intern("optimizer.adam");
+  c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather")};
+  make_groups(g, c);
+
+  std::vector<std::int64_t> reps;
+  if (options.share_rank_classes) {
+    for (std::int64_t st = 0; st < s.parallel.pp; ++st) {
+      parallel::Coord co;
+      co.at[static_cast<std::size_t>(Axis::kPP)] = st;
+      reps.push_back(mesh.rank(co));
+    }
+  } else {
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      reps.push_back(r);
+    }
+  }
+  g.classes.resize(reps.size());
+  tbb::parallel_for(std::size_t{0}, reps.size(), [&](std::size_t i) {
+    g.classes[i] = StageBuilder(c, reps[i]).build();
+  });
+  g.class_rep.assign(reps.begin(), reps.end());
+  g.class_of_rank.resize(static_cast<std::size_t>(mesh.size()));
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    g.class_of_rank[static_cast<std::size_t>(r)] =
+        options.share_rank_classes ? static_cast<std::int32_t>(mesh.coord(r)[Axis::kPP])
+                                   : static_cast<std::int32_t>(r);
+  }
+  double m = static_cast<double>(s.microbatches());
+  double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
+  double layers = static_cast<double>(s.model.layers);
+  auto total = [&](double BlockProgram::*field) {
+    return m * ranks_per_stage *
+           (progs.embed.*field + progs.head.*field + layers * progs.layer.*field);
+  };
+  g.info.model_flops = total(&BlockProgram::model_flops);
+  g.info.hardware_flops = total(&BlockProgram::hardware_flops);
+  g.info.tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
+  g.info.flops_convention =
+      "matrix FLOPs (2 per multiply-add), attention scores and context without causal halving, "
+      "backward = 2x forward (Narayanan/Korthikanti); hardware FLOPs add recomputation";
+  return g;
+}
+
+}  // namespace tessera::synth

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenarios built in code for synthesizer tests (no files, no hardware).
+#pragma once
+
+#include "synth/scenario/model_presets.h"
+#include "synth/scenario/scenario.h"
+
+namespace tessera::synth::testing {
+
+inline Scenario gpt_scenario(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                             std::int64_t tp, std::int64_t pp, std::int64_t dp) {
+  Scenario s;
+  s.name = "test";
+  s.model = *model_preset("gpt3-175b");
+  s.model.layers = layers;
+  s.model.hidden = hidden;
+  s.model.heads = heads;
+  s.model.kv_heads = heads;
+  s.model.ffn = 4 * hidden;
+  s.model.tied_embeddings = false;
+  s.training.seq_len = 2048;
+  s.training.micro_batch = 1;
+  s.training.global_batch = 8 * dp;
+  s.training.precision = base::DType::kFP16;
+  s.training.attention = AttentionKernel::kUnfused;
+  s.parallel.tp = tp;
+  s.parallel.pp = pp;
+  s.parallel.dp = dp;
+  s.cluster.devices = tp * pp * dp;
+  return s;
+}
+
+}  // namespace tessera::synth::testing
