@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Finding a profile: a bare name is looked up in the shipped hwprofiles/ folder, anything
+// that looks like a path is read as given.
+#include "hwprofiles/hw_profile.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/base/error.h"
+#include "sim/base/yaml_reader.h"
+
+namespace tessera::hw {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool looks_like_path(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
+}
+
+std::string unknown_profile_hint(const std::string& name) {
+  std::vector<std::string> names = profile_names();
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::string list = fmt::format("{}", fmt::join(names, ", "));
+  std::string guess = base::nearest(name, views);
+  return guess.empty() ? fmt::format("available profiles: {}", list)
+                       : fmt::format("did you mean '{}'? (available profiles: {})", guess, list);
+}
+
+std::string resolve(const std::string& name_or_path, const base::SourceLoc& where) {
+  if (looks_like_path(name_or_path)) {
+    return name_or_path;
+  }
+  fs::path candidate = fs::path(profiles_dir()) / (name_or_path + ".yaml");
+  if (!fs::is_regular_file(candidate)) {
+    throw base::InputError(where, fmt::format("unknown hardware profile '{}'", name_or_path),
+                           unknown_profile_hint(name_or_path));
+  }
+  return candidate.string();
+}
+
+}  // namespace
+
+std::string profiles_dir() {
+  return TESSERA_HWPROFILES_DIR;
+}
+
+std::vector<std::string> profile_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(profiles_dir(), ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Profile load_profile(const std::string& name_or_path, const base::SourceLoc& where) {
+  std::string path = resolve(name_or_path, where);
+  base::YamlNode root = base::YamlNode::load_file(path);
+  return profile_from_yaml(root, fs::path(path).stem().string());
+}
+
+Profile load_profile(const std::string& name_or_path) {
+  return load_profile(name_or_path, base::SourceLoc{});
+}
+
+}  // namespace tessera::hw

@@ -12,6 +12,11 @@
 #include "sim/base/dtype.h"
 #include "sim/base/units.h"
 
+namespace tessera::base {
+struct SourceLoc;
+class YamlNode;
+}  // namespace tessera::base
+
 namespace tessera::hw {
 
 using base::DType;
@@ -44,20 +49,28 @@ struct Profile {
   double hbm_capacity = 0.0;                    // bytes
   double hbm_bandwidth = 0.0;                   // bytes/s, read + write combined
   double hbm_efficiency = 0.9;                  // achieved fraction for streaming kernels
-  double reserved_memory = 0.0;                 // bytes the runtime/allocator keeps (context, fragmentation)
+  double reserved_memory = 0.0;  // bytes the runtime/allocator keeps (context, fragmentation)
   GemmModel gemm;
   double attention_fraction = 0.6;  // fused attention kernel: achieved fraction of dense peak
   base::SimTime kernel_launch = 0;  // fixed cost per kernel
   int devices_per_node = 8;
-  LinkSpec scale_up;                   // NVLink / HCCS / UB, per device per direction
-  LinkSpec scale_out;                  // NIC per device (InfiniBand / RoCE)
-  base::SimTime collective_launch = 0; // fixed cost per collective call (NCCL/HCCL setup)
-  base::SimTime collective_step = 0;   // protocol cost per algorithm step on top of link latency
+  LinkSpec scale_up;                    // NVLink / HCCS / UB, per device per direction,
+                                        // all of the device's scale-up links together
+  LinkSpec scale_out;                   // NIC per device (InfiniBand / RoCE)
+  base::SimTime collective_launch = 0;  // fixed cost per collective call (NCCL/HCCL setup)
+  base::SimTime collective_step = 0;    // protocol cost per algorithm step on top of link latency
+
+  // Dense peak of `d` in FLOP/s; 0 when the part has no matrix path for that type.
+  [[nodiscard]] double peak(DType d) const { return peak_flops[static_cast<std::size_t>(d)]; }
 };
 
 // `name_or_path`: a profile name (looked up in the installed hwprofiles/ folder) or a path
 // to a YAML file. Throws base::InputError with file:line:col for a bad profile.
 Profile load_profile(const std::string& name_or_path);
+// The same, with errors about an unknown name reported at `where` (the referring YAML value).
+Profile load_profile(const std::string& name_or_path, const base::SourceLoc& where);
+// Reads an already loaded profile document; `name` is the file stem. Every key is checked.
+Profile profile_from_yaml(const base::YamlNode& root, const std::string& name);
 std::vector<std::string> profile_names();  // the shipped profiles, sorted
 std::string profiles_dir();
 

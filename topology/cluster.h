@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwprofiles/hw_profile.h"
@@ -29,25 +30,34 @@ struct Link {
   LinkClass cls = LinkClass::kScaleUp;
 };
 
-// What a scenario says about the network. Bandwidths left at 0 come from the hardware
-// profile's scale_up / scale_out link specs.
+// What a scenario says about the network. Link fields left at 0 (bandwidth, latency or
+// efficiency) come from the hardware profile's scale_up / scale_out link specs; fabric
+// fields left at 0 come from the resolved scale_out spec.
 struct TopologySpec {
   std::string kind = "nvswitch_fat_tree";  // nvswitch_fat_tree | hccs_mesh | ub_supernode
+  std::string description;                 // free text from the preset or inline mapping
   int devices_per_node = 0;                // 0: the profile's value
   int nodes_per_leaf = 32;                 // scale-out: nodes under one leaf switch (per rail)
   bool rail_optimized = true;              // one leaf per rail (NIC index) per leaf group
   double oversubscription = 1.0;           // leaf downlink : uplink bandwidth
+  int spines = 0;                          // spine switches; 0: one per uplink port, at most 8
   int supernode_size = 384;                // ub_supernode: chips per UB domain
-  hw::LinkSpec scale_up;                   // overrides (bandwidth 0 = from profile)
-  hw::LinkSpec scale_out;
-  hw::LinkSpec fabric;                     // switch-to-switch links (default: scale_out)
-  std::string source;                      // preset name or file, for messages
+  int max_nodes = 0;                       // 0: unlimited; single-node presets say 1
+  hw::LinkSpec scale_up{0.0, 0, 0.0};      // overrides (0 = from profile)
+  hw::LinkSpec scale_out{0.0, 0, 0.0};
+  hw::LinkSpec fabric{0.0, 0, 0.0};  // switch-to-switch links (0 = from scale_out)
+  std::string source;                // preset name or file, for messages
+  base::SourceLoc where;             // where errors about this topology are reported
 };
 
 // Reads an inline `topology:` mapping or resolves a preset name from topology/presets/.
 TopologySpec parse_topology(const base::YamlNode& node);
 TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where);
 std::vector<std::string> preset_names();
+std::vector<std::string> topology_kinds();  // the builder kinds, in registration order
+
+enum class VertexKind : unsigned char { kDevice, kNodeSwitch, kLeaf, kSpine };
+std::string_view vertex_kind_name(VertexKind k);
 
 class Cluster {
  public:
@@ -62,8 +72,14 @@ class Cluster {
   [[nodiscard]] std::size_t num_links() const;
   [[nodiscard]] const Link& link(LinkId id) const;
   [[nodiscard]] std::string vertex_name(std::int32_t vertex) const;
+  [[nodiscard]] VertexKind vertex_kind(std::int32_t vertex) const;
+  [[nodiscard]] int num_vertices() const;
+  [[nodiscard]] const std::string& kind() const;
 
-  // The links from src to dst device, in order. Deterministic; cached. src != dst.
+  // The links from src to dst device, in order: a shortest-hop path that stays inside the
+  // scale-up domain (node, HCCS server, UB supernode) when both ends share one, with
+  // equal-cost choices spread by a fixed hash of (src, dst). Deterministic; cached (not
+  // thread-safe). Devices (vertices 0..num_devices-1) never forward traffic. src == dst: {}.
   [[nodiscard]] const std::vector<LinkId>& route(int src, int dst) const;
   [[nodiscard]] base::SimTime path_latency(int src, int dst) const;
   [[nodiscard]] std::string describe() const;  // one line: kind, nodes, links

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// YAML document -> hw::Profile. Every key is required unless noted, every quantity needs a
+// unit, and every rejected value is reported at its own file:line:col.
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+#include "hwprofiles/hw_profile.h"
+#include "hwprofiles/link_spec_yaml.h"
+#include "sim/base/yaml_reader.h"
+
+namespace tessera::hw {
+
+namespace {
+
+using base::Dimension;
+using base::YamlNode;
+
+constexpr std::array<std::string_view, 12> kTopKeys = {
+    "name",      "description",        "peak",          "vector_flops",     "hbm",
+    "gemm",      "attention_fraction", "kernel_launch", "devices_per_node", "scale_up",
+    "scale_out", "collective"};
+constexpr std::array<std::string_view, 4> kHbmKeys = {"capacity", "bandwidth", "efficiency",
+                                                      "reserved"};
+constexpr std::array<std::string_view, 5> kGemmKeys = {"tile_m", "tile_n", "compute_units",
+                                                       "max_fraction", "k_half"};
+constexpr std::array<std::string_view, 2> kCollectiveKeys = {"launch", "step"};
+
+base::SimTime read_time(const YamlNode& node) {
+  return base::from_seconds(node.as_quantity(Dimension::kTime, true));
+}
+
+int read_count(const YamlNode& node, std::int64_t max) {
+  return static_cast<int>(node.as_int(1, max));
+}
+
+void check_name(const YamlNode& root, const std::string& name) {
+  auto given = root.find("name");
+  if (given && given->as_string() != name) {
+    given->fail(fmt::format("profile name '{}' does not match the file name '{}.yaml'",
+                            given->as_string(), name),
+                "a profile is named after its file; rename one of them");
+  }
+}
+
+void read_peaks(const YamlNode& node, Profile& p) {
+  std::array<std::string_view, kNumDTypes> names{};
+  for (int i = 0; i < kNumDTypes; ++i) {
+    names[static_cast<std::size_t>(i)] = base::dtype_name(static_cast<DType>(i));
+  }
+  node.check_keys(names);
+  (void)node.at("bf16");  // every part we model has a bf16 matrix path; others are optional
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto rate = node.find(names[i])) {
+      p.peak_flops[i] = rate->as_quantity(Dimension::kFlopRate);
+    }
+  }
+}
+
+void read_hbm(const YamlNode& node, Profile& p) {
+  node.check_keys(kHbmKeys);
+  p.hbm_capacity = node.at("capacity").as_quantity(Dimension::kBytes);
+  p.hbm_bandwidth = node.at("bandwidth").as_quantity(Dimension::kBandwidth);
+  p.hbm_efficiency = read_fraction(node.at("efficiency"));
+  auto reserved = node.at("reserved");
+  p.reserved_memory = reserved.as_quantity(Dimension::kBytes, true);
+  if (p.reserved_memory >= p.hbm_capacity) {
+    reserved.fail(fmt::format("reserved memory ({}) must be below the capacity ({})",
+                              base::format_bytes(p.reserved_memory),
+                              base::format_bytes(p.hbm_capacity)));
+  }
+}
+
+void read_gemm(const YamlNode& node, GemmModel& g) {
+  node.check_keys(kGemmKeys);
+  g.tile_m = read_count(node.at("tile_m"), 4096);
+  g.tile_n = read_count(node.at("tile_n"), 4096);
+  g.compute_units = read_count(node.at("compute_units"), 100000);
+  g.max_fraction = read_fraction(node.at("max_fraction"));
+  g.k_half = static_cast<double>(node.at("k_half").as_int(0, 1 << 20));
+}
+
+void read_collective(const YamlNode& node, Profile& p) {
+  node.check_keys(kCollectiveKeys);
+  p.collective_launch = read_time(node.at("launch"));
+  p.collective_step = read_time(node.at("step"));
+}
+
+}  // namespace
+
+Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
+  root.check_keys(kTopKeys);
+  check_name(root, name);
+  Profile p;
+  p.name = name;
+  p.description = root.at("description").as_string();
+  read_peaks(root.at("peak"), p);
+  p.vector_flops = root.at("vector_flops").as_quantity(Dimension::kFlopRate);
+  read_hbm(root.at("hbm"), p);
+  read_gemm(root.at("gemm"), p.gemm);
+  p.attention_fraction = read_fraction(root.at("attention_fraction"));
+  p.kernel_launch = read_time(root.at("kernel_launch"));
+  p.devices_per_node = read_count(root.at("devices_per_node"), 4096);
+  p.scale_up = read_link_spec(root.at("scale_up"), LinkFields::kRequired);
+  p.scale_out = read_link_spec(root.at("scale_out"), LinkFields::kRequired);
+  read_collective(root.at("collective"), p);
+  return p;
+}
+
+}  // namespace tessera::hw

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hwprofiles/hw_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "sim/base/error.h"
+#include "sim/base/yaml_reader.h"
+
+namespace tessera::hw {
+namespace {
+
+using base::DType;
+using base::YamlNode;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const base::InputError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// A complete, valid profile; the bad-profile tests each change one line of it.
+constexpr const char* kValid = R"(name: bad
+description: "test part"
+peak:
+  bf16: "100 TFLOP/s"
+  fp32: "10 TFLOP/s"
+vector_flops: "10 TFLOP/s"
+hbm:
+  capacity: "80 GiB"
+  bandwidth: "2 TB/s"
+  efficiency: 0.9
+  reserved: "2 GiB"
+gemm:
+  tile_m: 128
+  tile_n: 256
+  compute_units: 100
+  max_fraction: 0.8
+  k_half: 64
+attention_fraction: 0.5
+kernel_launch: "4 us"
+devices_per_node: 8
+scale_up: {bandwidth: "450 GB/s", latency: "0.5 us", efficiency: 0.8}
+scale_out: {bandwidth: "400 Gb/s", latency: "1 us", efficiency: 0.9}
+collective: {launch: "6 us", step: "1 us"}
+)";
+
+std::string with(std::string from, const std::string& to) {
+  std::string text = kValid;
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string load_error(const std::string& text) {
+  return error_of([&] { (void)profile_from_yaml(YamlNode::load_string(text, "bad.yaml"), "bad"); });
+}
+
+TEST(HwProfile, ShipsTheFourProfiles) {
+  EXPECT_EQ(profile_names(),
+            (std::vector<std::string>{"a100-sxm-80gb", "ascend-910b", "ascend-910c", "h100-sxm"}));
+}
+
+TEST(HwProfile, EveryShippedProfileLoadsAndIsConsistent) {
+  for (const auto& name : profile_names()) {
+    SCOPED_TRACE(name);
+    Profile p = load_profile(name);
+    EXPECT_EQ(p.name, name);
+    EXPECT_FALSE(p.description.empty());
+    EXPECT_GT(p.peak(DType::kBF16), 0.0);
+    EXPECT_GT(p.peak(DType::kFP32), 0.0);
+    EXPECT_GT(p.hbm_capacity, p.reserved_memory);
+    EXPECT_GT(p.scale_up.bandwidth, p.scale_out.bandwidth);
+    EXPECT_GT(p.scale_up.latency, 0);
+    EXPECT_LT(p.scale_up.latency, p.scale_out.latency);
+    EXPECT_GT(p.collective_launch, 0);
+    EXPECT_EQ(p.devices_per_node, 8);
+  }
+}
+
+TEST(HwProfile, H100ValuesAndUnits) {
+  Profile p = load_profile("h100-sxm");
+  EXPECT_DOUBLE_EQ(p.peak(DType::kBF16), 989.4e12);
+  EXPECT_DOUBLE_EQ(p.peak(DType::kFP8), 1978.9e12);
+  EXPECT_DOUBLE_EQ(p.hbm_capacity, 81559.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(p.hbm_bandwidth, 3.35e12);
+  EXPECT_DOUBLE_EQ(p.scale_up.bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(p.scale_out.bandwidth, 50e9);  // 400 Gb/s
+  EXPECT_EQ(p.scale_up.latency, base::from_us(0.47));
+  EXPECT_EQ(p.kernel_launch, base::from_us(4.0));
+  EXPECT_EQ(p.gemm.compute_units, 132);
+  EXPECT_EQ(p.gemm.tile_m, 128);
+  EXPECT_EQ(p.gemm.tile_n, 256);
+}
+
+TEST(HwProfile, AbsentDTypesAreUnsupported) {
+  EXPECT_EQ(load_profile("a100-sxm-80gb").peak(DType::kFP8), 0.0);
+  EXPECT_EQ(load_profile("ascend-910b").peak(DType::kFP8), 0.0);
+}
+
+TEST(HwProfile, AscendDevicesAreTwoDiesApart) {
+  Profile b = load_profile("ascend-910b");
+  Profile c = load_profile("ascend-910c");
+  EXPECT_DOUBLE_EQ(c.peak(DType::kBF16), 2 * b.peak(DType::kBF16));
+  EXPECT_DOUBLE_EQ(c.hbm_bandwidth, 2 * b.hbm_bandwidth);
+  EXPECT_EQ(c.gemm.compute_units, 2 * b.gemm.compute_units);
+}
+
+TEST(HwProfile, LoadsByPath) {
+  Profile p = load_profile(profiles_dir() + "/a100-sxm-80gb.yaml");
+  EXPECT_EQ(p.name, "a100-sxm-80gb");
+  EXPECT_EQ(p.gemm.compute_units, 108);
+}
+
+TEST(HwProfile, UnknownNameSuggestsAndLists) {
+  EXPECT_EQ(error_of([] { (void)load_profile("h100-sx"); }),
+            "error: unknown hardware profile 'h100-sx'; did you mean 'h100-sxm'? (available "
+            "profiles: a100-sxm-80gb, ascend-910b, ascend-910c, h100-sxm)");
+  EXPECT_EQ(error_of([] {
+              (void)load_profile("tpu", base::SourceLoc{"s.yaml", 3, 7});
+            }),
+            "s.yaml:3:7: error: unknown hardware profile 'tpu'; available profiles: "
+            "a100-sxm-80gb, ascend-910b, ascend-910c, h100-sxm");
+}
+
+TEST(HwProfile, MissingFileNamesThePath) {
+  EXPECT_EQ(error_of([] { (void)load_profile("/nonexistent/x.yaml"); }),
+            "/nonexistent/x.yaml: error: cannot open file");
+}
+
+TEST(HwProfile, TheValidFixtureLoads) {
+  Profile p = profile_from_yaml(YamlNode::load_string(kValid, "bad.yaml"), "bad");
+  EXPECT_DOUBLE_EQ(p.scale_out.bandwidth, 50e9);
+  EXPECT_EQ(p.collective_step, base::from_us(1.0));
+  EXPECT_EQ(p.peak(DType::kFP16), 0.0);
+}
+
+TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
+  EXPECT_EQ(load_error(with("kernel_launch:", "kernel_lanch:")),
+            "bad.yaml:19:1: error: unknown key 'kernel_lanch'; did you mean 'kernel_launch'? "
+            "(valid keys: name, description, peak, vector_flops, hbm, gemm, "
+            "attention_fraction, kernel_launch, devices_per_node, scale_up, scale_out, "
+            "collective)");
+  EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
+            "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
+            "(valid keys: bf16, fp16, fp32, fp8)");
+}
+
+TEST(HwProfileErrors, QuantitiesNeedTheirUnits) {
+  EXPECT_EQ(load_error(with("\"450 GB/s\"", "450")),
+            "bad.yaml:21:23: error: 'scale_up.bandwidth': expected a bandwidth with a unit, "
+            "e.g. \"900 GB/s\" or \"400 Gb/s\", got '450'");
+  EXPECT_EQ(load_error(with("\"4 us\"", "\"4 GB\"")),
+            "bad.yaml:19:16: error: 'kernel_launch': expected a time with a unit, e.g. "
+            "\"1.5 us\", got '4 GB'");
+}
+
+TEST(HwProfileErrors, FractionsAndCountsAreRangeChecked) {
+  EXPECT_EQ(load_error(with("efficiency: 0.9\n", "efficiency: 1.3\n")),
+            "bad.yaml:10:15: error: 'hbm.efficiency': expected a fraction in (0, 1], got 1.3");
+  EXPECT_EQ(load_error(with("compute_units: 100", "compute_units: 0")),
+            "bad.yaml:15:18: error: 'gemm.compute_units': expected an integer in [1, 100000], "
+            "got 0");
+  EXPECT_EQ(load_error(with("reserved: \"2 GiB\"", "reserved: \"90 GiB\"")),
+            "bad.yaml:11:13: error: 'hbm.reserved': reserved memory (90.00 GiB) must be below "
+            "the capacity (80.00 GiB)");
+}
+
+TEST(HwProfileErrors, MissingSectionsAndMismatchedNames) {
+  EXPECT_EQ(load_error(with("collective: {launch: \"6 us\", step: \"1 us\"}\n", "")),
+            "bad.yaml:1:1: error: missing required key 'collective'");
+  EXPECT_EQ(load_error(with("  bf16: \"100 TFLOP/s\"\n", "")),
+            "bad.yaml:4:3: error: 'peak': missing required key 'bf16'");
+  EXPECT_EQ(load_error(with("name: bad", "name: good")),
+            "bad.yaml:1:7: error: 'name': profile name 'good' does not match the file name "
+            "'bad.yaml'; a profile is named after its file; rename one of them");
+}
+
+}  // namespace
+}  // namespace tessera::hw

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// YAML -> TopologySpec: an inline mapping (strict keys) or a preset name resolved from
+// topology/presets/<name>.yaml. Every rejected value is reported at its file:line:col.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+
+#include "hwprofiles/link_spec_yaml.h"
+#include "topology/builders/builder.h"
+#include "topology/cluster.h"
+
+namespace tessera::topology {
+
+namespace {
+
+namespace fs = std::filesystem;
+using base::YamlNode;
+
+constexpr std::array<std::string_view, 12> kKeys = {
+    "kind",           "description",      "devices_per_node", "nodes_per_leaf",
+    "rail_optimized", "oversubscription", "spines",           "supernode_size",
+    "max_nodes",      "scale_up",         "scale_out",        "fabric"};
+
+std::string presets_dir() {
+  return TESSERA_TOPOLOGY_PRESETS_DIR;
+}
+
+void read_int(const YamlNode& node, std::string_view key, std::int64_t min, int& out) {
+  if (auto value = node.find(key)) {
+    out = static_cast<int>(value->as_int(min, 1 << 20));
+  }
+}
+
+void read_oversubscription(const YamlNode& node, TopologySpec& spec) {
+  if (auto value = node.find("oversubscription")) {
+    spec.oversubscription = value->as_double();
+    if (spec.oversubscription < 1.0) {
+      value->fail(fmt::format("expected a number >= 1, got {}", value->as_string()));
+    }
+  }
+}
+
+void check_kind_keys(const YamlNode& node, const TopologySpec& spec) {
+  auto size = node.find("supernode_size");
+  if (size && spec.kind != "ub_supernode") {
+    size->fail(fmt::format("only kind 'ub_supernode' takes this key, not '{}'", spec.kind));
+  }
+}
+
+void read_links(const YamlNode& node, TopologySpec& spec) {
+  using hw::LinkFields;
+  if (auto up = node.find("scale_up")) {
+    spec.scale_up = hw::read_link_spec(*up, LinkFields::kOverride);
+  }
+  if (auto out = node.find("scale_out")) {
+    spec.scale_out = hw::read_link_spec(*out, LinkFields::kOverride);
+  }
+  if (auto fabric = node.find("fabric")) {
+    spec.fabric = hw::read_link_spec(*fabric, LinkFields::kOverride);
+  }
+}
+
+TopologySpec parse_mapping(const YamlNode& node, std::string source, base::SourceLoc where) {
+  node.check_keys(kKeys);
+  TopologySpec spec;
+  spec.source = std::move(source);
+  spec.where = std::move(where);
+  spec.kind = node.at("kind").as_choice(builtin_builders().kinds());
+  if (auto text = node.find("description")) {
+    spec.description = text->as_string();
+  }
+  read_int(node, "devices_per_node", 1, spec.devices_per_node);
+  read_int(node, "nodes_per_leaf", 1, spec.nodes_per_leaf);
+  read_int(node, "spines", 1, spec.spines);
+  read_int(node, "supernode_size", 1, spec.supernode_size);
+  read_int(node, "max_nodes", 1, spec.max_nodes);
+  if (auto rail = node.find("rail_optimized")) {
+    spec.rail_optimized = rail->as_bool();
+  }
+  read_oversubscription(node, spec);
+  check_kind_keys(node, spec);
+  read_links(node, spec);
+  return spec;
+}
+
+std::string unknown_preset_hint(const std::string& name) {
+  std::vector<std::string> names = preset_names();
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::string list = fmt::format("{}", fmt::join(names, ", "));
+  std::string guess = base::nearest(name, views);
+  return guess.empty() ? fmt::format("available presets: {}", list)
+                       : fmt::format("did you mean '{}'? (available presets: {})", guess, list);
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(presets_dir(), ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where) {
+  fs::path path = fs::path(presets_dir()) / (name + ".yaml");
+  if (name.find('/') != std::string::npos || !fs::is_regular_file(path)) {
+    throw base::InputError(where, fmt::format("unknown topology preset '{}'", name),
+                           unknown_preset_hint(name));
+  }
+  YamlNode root = YamlNode::load_file(path.string());
+  // Errors found later (device counts) point at the reference when there is one.
+  return parse_mapping(root, name, where.file.empty() ? root.loc() : where);
+}
+
+TopologySpec parse_topology(const YamlNode& node) {
+  if (node.is_scalar()) {
+    return load_topology_preset(node.as_string(), node.loc());
+  }
+  return parse_mapping(node, node.file(), node.loc());
+}
+
+}  // namespace tessera::topology
