@@ -49,6 +49,8 @@ struct RunStats {
   std::int32_t simulated_ranks = 0;  // distinct rank instances actually simulated
   double hbm_capacity = 0.0;     // usable bytes per device
   double peak_flops = 0.0;       // per device, for the step's dtype
+  // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
+  std::string sharing_fallback;
 };
 
 }  // namespace tessera::sim

@@ -304,8 +304,10 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
 void make_groups(ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
   c.group_of.assign(static_cast<std::size_t>(mesh.size()), {-1, -1, -1});
-  constexpr std::array<std::pair<Axis, graph::GroupKind>, 2> kAxes = {
-      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP}};
+  // Pipeline groups carry no collective but name each rank's send/recv peers.
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 3> kAxes = {
+      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
+      std::pair{Axis::kPP, graph::GroupKind::kPP}};
   for (auto [axis, kind] : kAxes) {
     if (mesh.axis_size(axis) == 1) {
       continue;

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/exec/comm_paths.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <set>
+#include <utility>
+
+#include "sim/base/error.h"
+#include "sim/models/collective/flow_routing.h"
+
+namespace tessera::exec {
+
+namespace {
+
+constexpr std::size_t kShapes = models::kNumFlowShapes;
+
+// Marks the collective slots and device pairs the instances' nodes use.
+void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan, std::vector<char>& coll,
+                   std::set<std::pair<std::int32_t, std::int32_t>>& p2p) {
+  for (const InstanceSpec& spec : plan.instances) {
+    const graph::RankGraph& g = graph.classes[static_cast<std::size_t>(spec.cls)];
+    for (const graph::Node& n : g.nodes) {
+      if (n.kind == graph::NodeKind::kCollective) {
+        auto match = static_cast<std::size_t>(
+            plan.match_of_group[static_cast<std::size_t>(spec.group(n.group))]);
+        coll[match * kShapes + static_cast<std::size_t>(models::flow_shape(n.coll))] = 1;
+      } else if (n.kind == graph::NodeKind::kSend) {
+        p2p.emplace(spec.rank, spec.peer(n.peer));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
+                     const topology::Cluster& cluster, models::PathTable& table) {
+  const std::size_t slots = plan.match_groups.size() * kShapes;
+  coll_.resize(slots);
+  coll_built_.assign(slots, 0);
+  std::vector<char> needed(slots, 0);
+  std::set<std::pair<std::int32_t, std::int32_t>> pairs;
+  collect_needs(graph, plan, needed, pairs);
+  for (std::size_t s = 0; s < slots; ++s) {
+    if (needed[s] != 0) {
+      build_collective(s, graph, plan, cluster, table);
+    }
+  }
+  models::FlowRouter router(cluster);
+  for (const auto& [src, dst] : pairs) {
+    router.add(models::Flow{src, dst});
+    models::RoutedLoad load = router.take();
+    P2PPath p;
+    p.latency = load.max_latency;
+    p.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
+    p2p_.emplace(pair_key(src, dst), p);
+  }
+}
+
+void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph,
+                                 const SharingPlan& plan, const topology::Cluster& cluster,
+                                 models::PathTable& table) {
+  const auto shape = static_cast<models::FlowShape>(slot % kShapes);
+  const auto& groups = plan.match_groups[slot / kShapes];
+  models::FlowRouter router(cluster);
+  std::vector<models::Flow> flows;
+  std::set<std::vector<std::int32_t>> routed;  // groups listed twice are one set of devices
+  for (std::int32_t g : groups) {
+    const auto& ranks = graph.groups[static_cast<std::size_t>(g)].ranks;
+    std::vector<std::int32_t> members = ranks;
+    std::sort(members.begin(), members.end());
+    if (!routed.insert(std::move(members)).second) {
+      continue;
+    }
+    flows.clear();
+    models::append_flows(shape, ranks, cluster, flows);
+    router.add(flows);
+  }
+  CollectivePath& c = coll_[slot];
+  if (shape == models::FlowShape::kRing) {
+    c.channels = models::ring_channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks,
+                                       cluster);
+  }
+  models::RoutedLoad load = router.take();
+  c.hop_latency = load.max_latency;
+  c.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
+  coll_built_[slot] = 1;
+}
+
+const CollectivePath& CommPaths::collective(std::int32_t match, models::FlowShape s) const {
+  std::size_t slot = static_cast<std::size_t>(match) * kShapes + static_cast<std::size_t>(s);
+  if (slot >= coll_.size() || coll_built_[slot] == 0) {
+    throw base::InternalError("CommPaths: collective path was not registered");
+  }
+  return coll_[slot];
+}
+
+const P2PPath& CommPaths::p2p(std::int32_t src, std::int32_t dst) const {
+  auto it = p2p_.find(pair_key(src, dst));
+  if (it == p2p_.end()) {
+    throw base::InternalError("CommPaths: send path was not registered");
+  }
+  return it->second;
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network paths of a run's communication, registered before time starts: one per
+// (match key, flow shape) for collectives, covering every group copy the key stands for,
+// and one per (source, destination) device pair for sends.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/base/units.h"
+#include "sim/exec/sharing_plan.h"
+#include "sim/models/collective/ring_collective.h"
+#include "sim/models/network/path_table.h"
+#include "synth/graph/exec_graph.h"
+#include "topology/cluster.h"
+
+namespace tessera::exec {
+
+struct CollectivePath {
+  models::PathId path = models::kNoPath;  // kNoPath: nothing crosses a link
+  base::SimTime hop_latency = 0;          // slowest ring hop's path latency
+  int channels = 1;                       // parallel rings
+};
+
+struct P2PPath {
+  models::PathId path = models::kNoPath;
+  base::SimTime latency = 0;  // path latency
+};
+
+// Contract: after construction `table` holds every path the plan's instances can start;
+// asking for one they cannot is a bug (base::InternalError). When shared, a collective path
+// routes the flows of every group in the match key's class, so the one simulated transfer
+// loads each link with all copies' flows.
+class CommPaths {
+ public:
+  CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
+            const topology::Cluster& cluster, models::PathTable& table);
+  [[nodiscard]] const CollectivePath& collective(std::int32_t match, models::FlowShape s) const;
+  [[nodiscard]] const P2PPath& p2p(std::int32_t src, std::int32_t dst) const;
+
+ private:
+  static std::uint64_t pair_key(std::int32_t src, std::int32_t dst) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32U) |
+           static_cast<std::uint32_t>(dst);
+  }
+  void build_collective(std::size_t slot, const graph::ExecGraph& graph, const SharingPlan& plan,
+                        const topology::Cluster& cluster, models::PathTable& table);
+
+  std::vector<CollectivePath> coll_;  // match * kNumFlowShapes + shape
+  std::vector<char> coll_built_;
+  std::unordered_map<std::uint64_t, P2PPath> p2p_;
+};
+
+}  // namespace tessera::exec

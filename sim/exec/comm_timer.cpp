@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/exec/comm_timer.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "sim/models/collective/ring_collective.h"
+
+namespace tessera::exec {
+
+namespace {
+
+base::SimTime fixed_duration(const CommOp& op, const std::vector<InstanceState>& instances) {
+  base::SimTime fixed = -1;
+  for (const Waiter& w : op.waiters) {
+    fixed = std::max(fixed, instances[w.instance].node(w.node).fixed_duration);
+  }
+  return fixed;
+}
+
+double max_bytes(const CommOp& op, const std::vector<InstanceState>& instances) {
+  double bytes = 0.0;
+  for (const Waiter& w : op.waiters) {
+    bytes = std::max(bytes, instances[w.instance].node(w.node).bytes);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+CommTiming CommTimer::time(const CommOp& op, const std::vector<InstanceState>& instances) const {
+  CommTiming t;
+  t.fixed = fixed_duration(op, instances);
+  if (t.fixed >= 0) {
+    return t;
+  }
+  return op.p2p ? p2p(op, instances) : collective(op, instances);
+}
+
+CommTiming CommTimer::collective(const CommOp& op,
+                                 const std::vector<InstanceState>& instances) const {
+  const Waiter& first = op.waiters.front();
+  const InstanceState& inst = instances[first.instance];
+  const graph::Node& node = inst.node(first.node);
+  const std::int32_t group = inst.spec->group(node.group);
+  const auto n = static_cast<int>(graph_.groups[static_cast<std::size_t>(group)].ranks.size());
+  CommTiming t;
+  if (n <= 1) {
+    t.fixed = 0;
+    return t;
+  }
+  const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
+  const CollectivePath& path = paths_.collective(match, models::flow_shape(node.coll));
+  models::CollectiveCost cost =
+      models::collective_cost(node.coll, n, path.channels, max_bytes(op, instances));
+  t.path = path.path;
+  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : cost.bytes_per_flow;
+  t.latency =
+      profile_.collective_launch + cost.steps * (profile_.collective_step + path.hop_latency);
+  return t;
+}
+
+CommTiming CommTimer::p2p(const CommOp& op, const std::vector<InstanceState>& instances) const {
+  const Waiter& send = op.waiters.front();  // the rendezvous lists the send first
+  const InstanceState& inst = instances[send.instance];
+  const graph::Node& node = inst.node(send.node);
+  const P2PPath& path = paths_.p2p(inst.spec->rank, inst.spec->peer(node.peer));
+  CommTiming t;
+  t.path = path.path;
+  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : max_bytes(op, instances);
+  t.latency = profile_.collective_step + path.latency;
+  return t;
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/exec/executor.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace tessera::exec {
+
+namespace {
+
+std::uint64_t pack(std::uint32_t inst, graph::NodeId n) {
+  return (static_cast<std::uint64_t>(inst) << 32U) | n;
+}
+
+}  // namespace
+
+Executor::Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& network,
+                   const ExecSetup& setup)
+    : scheduler_(scheduler),
+      network_(network),
+      setup_(setup),
+      timer_(*setup.graph, *setup.plan, *setup.paths, *setup.profile) {
+  handler_id_ = scheduler_.add_handler(*this);
+  instances_.resize(setup.plan->instances.size());
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    InstanceState& s = instances_[i];
+    s.spec = &setup.plan->instances[i];
+    auto cls = static_cast<std::size_t>(s.spec->cls);
+    s.graph = &setup.graph->classes[cls];
+    s.index = &(*setup.index)[cls];
+    s.pending.resize(s.graph->size());
+    for (std::size_t n = 0; n < s.graph->size(); ++n) {
+      s.pending[n] = s.graph->dep_begin[n + 1] - s.graph->dep_begin[n];
+    }
+    s.memory = s.graph->static_memory;
+    s.peak_memory = s.memory;
+    if (setup.record_timeline) {
+      s.start.assign(s.graph->size(), 0);
+    }
+  }
+}
+
+void Executor::start() {
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    for (std::size_t s = 0; s < graph::kNumStreams; ++s) {
+      try_start(static_cast<std::uint32_t>(i), s);
+    }
+  }
+}
+
+bool Executor::all_done() const {
+  return std::all_of(instances_.begin(), instances_.end(),
+                     [](const InstanceState& s) { return s.done(); });
+}
+
+void Executor::handle(const kernel::Event& e) {
+  if (e.type == kNodeDone) {
+    finish_node(static_cast<std::uint32_t>(e.payload >> 32U),
+                static_cast<graph::NodeId>(e.payload & 0xffffffffU));
+  } else {
+    finish_op(static_cast<std::uint32_t>(e.payload));
+  }
+}
+
+void Executor::on_transfer_done(std::uint64_t token) {
+  const auto op_id = static_cast<std::uint32_t>(token);
+  scheduler_.schedule(scheduler_.now() + rendezvous_.op(op_id).latency, handler_id_, kCommDone,
+                      op_id);
+}
+
+void Executor::try_start(std::uint32_t inst, std::size_t stream) {
+  InstanceState& s = instances_[inst];
+  const auto& list = s.index->stream_nodes[stream];
+  if (s.head_started[stream] || s.head[stream] >= list.size()) {
+    return;
+  }
+  graph::NodeId n = list[s.head[stream]];
+  if (s.pending[n] > 0) {
+    return;
+  }
+  s.head_started[stream] = true;
+  start_node(inst, n);
+}
+
+void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
+  const graph::Node& node = instances_[inst].node(n);
+  if (node.kind != graph::NodeKind::kCompute) {
+    arrive(inst, n);
+    return;
+  }
+  begin_node(inst, n);
+  scheduler_.schedule(scheduler_.now() + setup_.compute->duration(node), handler_id_, kNodeDone,
+                      pack(inst, n));
+}
+
+void Executor::arrive(std::uint32_t inst, graph::NodeId n) {
+  const InstanceState& s = instances_[inst];
+  const graph::Node& node = s.node(n);
+  const SharingPlan& plan = *setup_.plan;
+  std::uint32_t op = Rendezvous::kNotReady;
+  if (node.kind == graph::NodeKind::kCollective) {
+    auto group = static_cast<std::size_t>(s.spec->group(node.group));
+    std::int32_t match = plan.match_of_group[group];
+    op = rendezvous_.arrive_collective(
+        {inst, n}, match, s.index->coll_seq[n],
+        static_cast<std::uint32_t>(plan.required[static_cast<std::size_t>(match)]));
+  } else {
+    auto other = static_cast<std::uint32_t>(
+        plan.instance_of_rank[static_cast<std::size_t>(s.spec->peer(node.peer))]);
+    bool is_send = node.kind == graph::NodeKind::kSend;
+    P2PKey key = is_send ? P2PKey{inst, other, node.tag} : P2PKey{other, inst, node.tag};
+    op = rendezvous_.arrive_p2p({inst, n}, is_send, key);
+  }
+  if (op != Rendezvous::kNotReady) {
+    launch(op);
+  }
+}
+
+void Executor::launch(std::uint32_t op_id) {
+  CommOp& op = rendezvous_.op(op_id);
+  CommTiming t = timer_.time(op, instances_);
+  for (const Waiter& w : op.waiters) {
+    begin_node(w.instance, w.node);
+  }
+  const base::SimTime now = scheduler_.now();
+  if (t.fixed >= 0) {
+    scheduler_.schedule(now + t.fixed, handler_id_, kCommDone, op_id);
+  } else if (t.path != models::kNoPath && t.bytes_per_flow > 0.0) {
+    op.latency = t.latency;
+    network_.start(t.path, t.bytes_per_flow, *this, op_id);
+  } else {
+    scheduler_.schedule(now + t.latency, handler_id_, kCommDone, op_id);
+  }
+}
+
+graph::GroupKind Executor::comm_kind(const InstanceState& s, const graph::Node& n) const {
+  if (n.kind != graph::NodeKind::kCollective) {
+    return graph::GroupKind::kPP;
+  }
+  return setup_.graph->groups[static_cast<std::size_t>(s.spec->group(n.group))].kind;
+}
+
+void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
+  InstanceState& s = instances_[inst];
+  const graph::Node& node = s.node(n);
+  const base::SimTime now = scheduler_.now();
+  s.memory += node.mem_alloc;
+  s.peak_memory = std::max(s.peak_memory, s.memory);
+  if (node.kind == graph::NodeKind::kCompute) {
+    s.busy.begin_compute(now);
+  } else {
+    s.busy.begin_comm(comm_kind(s, node), now);
+  }
+  if (!s.start.empty()) {
+    s.start[n] = now;
+  }
+}
+
+void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
+  InstanceState& s = instances_[inst];
+  const graph::Node& node = s.node(n);
+  const base::SimTime now = scheduler_.now();
+  s.memory -= node.mem_free;
+  if (node.kind == graph::NodeKind::kCompute) {
+    s.busy.end_compute(now);
+    s.flops += node.flops;
+  } else {
+    s.busy.end_comm(comm_kind(s, node), now);
+  }
+  s.end = now;
+  ++s.finished;
+  if (!s.start.empty()) {
+    record_span(s, n);
+  }
+  auto stream = static_cast<std::size_t>(stream_index(node.stream));
+  ++s.head[stream];
+  s.head_started[stream] = false;
+  for (std::uint32_t i = s.index->out_begin[n]; i < s.index->out_begin[n + 1]; ++i) {
+    graph::NodeId d = s.index->out[i];
+    if (--s.pending[d] == 0 && s.at_head(d)) {
+      try_start(inst, static_cast<std::size_t>(stream_index(s.node(d).stream)));
+    }
+  }
+  try_start(inst, stream);
+}
+
+void Executor::finish_op(std::uint32_t op_id) {
+  scratch_waiters_ = rendezvous_.op(op_id).waiters;  // finishing nodes may open new ops
+  rendezvous_.release(op_id);
+  for (const Waiter& w : scratch_waiters_) {
+    finish_node(w.instance, w.node);
+  }
+}
+
+void Executor::record_span(const InstanceState& s, graph::NodeId n) {
+  const graph::Node& node = s.node(n);
+  sim::Span span;
+  span.rank = s.spec->rank;
+  span.stream = node.stream;
+  span.name = node.name;
+  span.microbatch = node.microbatch;
+  span.start = s.start[n];
+  span.end = scheduler_.now();
+  span.bytes = node.bytes;
+  span.flops = node.kind == graph::NodeKind::kCompute ? node.flops : 0.0;
+  spans_.push_back(span);
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The graph executor: issues each instance's nodes stream by stream as their dependencies
+// finish, times compute nodes with the compute model, meets communication nodes with their
+// partners and times them with the network model, and keeps memory and busy-time accounts.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/exec/comm_timer.h"
+#include "sim/exec/instance_state.h"
+#include "sim/exec/rendezvous.h"
+#include "sim/kernel/scheduler.h"
+#include "sim/models/compute/roofline_compute_model.h"
+#include "sim/models/network/flow_network_model.h"
+#include "sim/run_stats.h"
+
+namespace tessera::exec {
+
+struct ExecSetup {
+  const graph::ExecGraph* graph = nullptr;
+  const SharingPlan* plan = nullptr;
+  const std::vector<GraphIndex>* index = nullptr;  // per rank class
+  const CommPaths* paths = nullptr;
+  const models::RooflineComputeModel* compute = nullptr;
+  const hw::Profile* profile = nullptr;
+  bool record_timeline = false;
+};
+
+// Contract: a node starts when it heads its stream and its dependencies have finished; a
+// communication node then waits for its partners, and the met op starts and ends for all
+// of them at once. start() issues the t = 0 work; the scheduler's run() does the rest. When
+// the run drains, all_done() says whether every node finished (else: a deadlock).
+class Executor final : public kernel::EventHandler, public models::TransferListener {
+ public:
+  Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& network, const ExecSetup& setup);
+  void start();
+  void handle(const kernel::Event& e) override;
+  void on_transfer_done(std::uint64_t token) override;
+
+  [[nodiscard]] bool all_done() const;
+  [[nodiscard]] const std::vector<InstanceState>& instances() const { return instances_; }
+  [[nodiscard]] const Rendezvous& rendezvous() const { return rendezvous_; }
+  [[nodiscard]] std::vector<sim::Span>& spans() { return spans_; }
+
+ private:
+  enum EventType : std::uint32_t { kNodeDone = 0, kCommDone = 1 };
+
+  void try_start(std::uint32_t inst, std::size_t stream);
+  void start_node(std::uint32_t inst, graph::NodeId n);
+  void arrive(std::uint32_t inst, graph::NodeId n);
+  void launch(std::uint32_t op_id);
+  void begin_node(std::uint32_t inst, graph::NodeId n);
+  void finish_node(std::uint32_t inst, graph::NodeId n);
+  void finish_op(std::uint32_t op_id);
+  [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
+  void record_span(const InstanceState& s, graph::NodeId n);
+
+  kernel::Scheduler& scheduler_;
+  models::FlowNetworkModel& network_;
+  ExecSetup setup_;
+  CommTimer timer_;
+  std::uint32_t handler_id_ = 0;
+  std::vector<InstanceState> instances_;
+  Rendezvous rendezvous_;
+  std::vector<Waiter> scratch_waiters_;
+  std::vector<sim::Span> spans_;
+};
+
+}  // namespace tessera::exec

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/exec/group_classes.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <utility>
+
+namespace tessera::exec {
+
+GroupClasses classify_groups(const graph::ExecGraph& graph) {
+  GroupClasses gc;
+  gc.class_of_group.assign(graph.groups.size(), -1);
+  gc.groups_of_rank.resize(static_cast<std::size_t>(graph.num_ranks));
+  std::map<std::pair<int, std::vector<std::int32_t>>, std::int32_t> ids;
+  for (std::size_t g = 0; g < graph.groups.size(); ++g) {
+    const graph::Group& group = graph.groups[g];
+    std::vector<std::int32_t> classes;
+    classes.reserve(group.ranks.size());
+    for (std::int32_t r : group.ranks) {
+      classes.push_back(graph.class_of_rank[static_cast<std::size_t>(r)]);
+      gc.groups_of_rank[static_cast<std::size_t>(r)].push_back(static_cast<std::int32_t>(g));
+    }
+    std::sort(classes.begin(), classes.end());
+    std::int32_t distinct = 0;
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      distinct += (i == 0 || classes[i] != classes[i - 1]) ? 1 : 0;
+    }
+    auto key = std::make_pair(static_cast<int>(group.kind), std::move(classes));
+    auto [it, inserted] =
+        ids.try_emplace(std::move(key), static_cast<std::int32_t>(gc.groups.size()));
+    if (inserted) {
+      gc.groups.emplace_back();
+      gc.distinct_rank_classes.push_back(distinct);
+    }
+    gc.class_of_group[g] = it->second;
+    gc.groups[static_cast<std::size_t>(it->second)].push_back(static_cast<std::int32_t>(g));
+  }
+  return gc;
+}
+
+std::int32_t position_in(const graph::Group& group, std::int32_t rank) {
+  auto it = std::find(group.ranks.begin(), group.ranks.end(), rank);
+  return it == group.ranks.end() ? -1 : static_cast<std::int32_t>(it - group.ranks.begin());
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The run-time state of one simulated rank instance: unfinished dependencies per node, the
+// head of each stream, memory in use and the busy-time accounting.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/base/units.h"
+#include "sim/exec/busy_tracker.h"
+#include "sim/exec/graph_index.h"
+#include "sim/exec/sharing_plan.h"
+#include "synth/graph/exec_graph.h"
+
+namespace tessera::exec {
+
+struct InstanceState {
+  const InstanceSpec* spec = nullptr;
+  const graph::RankGraph* graph = nullptr;
+  const GraphIndex* index = nullptr;
+  std::vector<std::uint32_t> pending;  // per node: dependencies not yet finished
+  std::array<std::uint32_t, graph::kNumStreams> head{};
+  std::array<bool, graph::kNumStreams> head_started{};
+  std::size_t finished = 0;
+  BusyTracker busy;
+  std::int64_t memory = 0;  // bytes in use, static memory included
+  std::int64_t peak_memory = 0;
+  base::SimTime end = 0;  // when the last node finished
+  double flops = 0.0;
+  std::vector<base::SimTime> start;  // per node, only when recording the timeline
+
+  [[nodiscard]] bool done() const { return finished == graph->size(); }
+  [[nodiscard]] bool at_head(graph::NodeId n) const {
+    auto s = static_cast<std::size_t>(stream_index(graph->nodes[n].stream));
+    return index->pos_in_stream[n] == head[s];
+  }
+  [[nodiscard]] const graph::Node& node(graph::NodeId n) const { return graph->nodes[n]; }
+};
+
+}  // namespace tessera::exec

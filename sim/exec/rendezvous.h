@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where communication nodes wait for their partners: collectives meet under (match key,
+// sequence number) until every required instance has arrived; a send meets the recv with the
+// same (source, destination, tag). A met set becomes one CommOp that starts and ends as one.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/base/units.h"
+#include "synth/graph/exec_graph.h"
+
+namespace tessera::exec {
+
+struct Waiter {
+  std::uint32_t instance = 0;
+  graph::NodeId node = 0;
+};
+
+// One collective or send/recv pair, from the first arrival until it completes.
+struct CommOp {
+  std::vector<Waiter> waiters;  // arrival order; a p2p op lists its send first once met
+  std::uint32_t required = 0;
+  bool p2p = false;
+  bool first_is_send = false;  // p2p: which side arrived first
+  base::SimTime latency = 0;   // fixed part, added after the bandwidth part
+};
+
+struct P2PKey {
+  std::uint32_t src = 0;  // instances
+  std::uint32_t dst = 0;
+  std::int64_t tag = 0;
+  bool operator==(const P2PKey&) const = default;
+};
+
+struct P2PKeyHash {
+  std::size_t operator()(const P2PKey& k) const;
+};
+
+// Contract: arrive_*() returns the op id when this arrival completes the op, else kNotReady.
+// A second send (or recv) under a pending key is a graph error (base::SimulationError).
+// Lookups never depend on hash-table iteration order; pending_* are for the deadlock report.
+class Rendezvous {
+ public:
+  static constexpr std::uint32_t kNotReady = UINT32_MAX;
+
+  std::uint32_t arrive_collective(Waiter w, std::int32_t match, std::uint32_t seq,
+                                  std::uint32_t required);
+  std::uint32_t arrive_p2p(Waiter w, bool is_send, const P2PKey& key);
+  [[nodiscard]] CommOp& op(std::uint32_t id) { return ops_[id]; }
+  void release(std::uint32_t id);
+
+  [[nodiscard]] const CommOp* pending_collective(std::int32_t match, std::uint32_t seq) const;
+  [[nodiscard]] const CommOp* pending_p2p(const P2PKey& key) const;
+
+ private:
+  std::uint32_t allocate();
+  static std::uint64_t coll_key(std::int32_t match, std::uint32_t seq) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(match)) << 32U) | seq;
+  }
+
+  std::vector<CommOp> ops_;
+  std::vector<std::uint32_t> free_;
+  std::unordered_map<std::uint64_t, std::uint32_t> collectives_;
+  std::unordered_map<P2PKey, std::uint32_t, P2PKeyHash> p2p_;
+};
+
+}  // namespace tessera::exec

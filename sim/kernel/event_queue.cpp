@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/kernel/event_queue.h"
+
+#include <utility>
+
+#include "sim/base/error.h"
+
+namespace tessera::kernel {
+
+void EventQueue::push(Event e) {
+  e.seq = next_seq_++;
+  heap_.push_back(e);
+  sift_up(heap_.size() - 1);
+}
+
+const Event& EventQueue::top() const {
+  if (heap_.empty()) {
+    throw base::InternalError("EventQueue::top on an empty queue");
+  }
+  return heap_.front();
+}
+
+Event EventQueue::pop() {
+  Event first = top();
+  heap_.front() = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) {
+    sift_down(0);
+  }
+  return first;
+}
+
+void EventQueue::sift_up(std::size_t i) {
+  Event moving = heap_[i];
+  while (i > 0) {
+    std::size_t parent = (i - 1) / 2;
+    if (!runs_before(moving, heap_[parent])) {
+      break;
+    }
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = moving;
+}
+
+void EventQueue::sift_down(std::size_t i) {
+  Event moving = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) {
+      break;
+    }
+    if (child + 1 < n && runs_before(heap_[child + 1], heap_[child])) {
+      ++child;
+    }
+    if (!runs_before(heap_[child], moving)) {
+      break;
+    }
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  heap_[i] = moving;
+}
+
+}  // namespace tessera::kernel

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Roofline timing of one compute node on one device: the slower of its math (at the achieved
+// fraction of the dtype's peak) and its HBM traffic, plus a fixed kernel launch cost.
+#pragma once
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/base/units.h"
+#include "synth/graph/exec_graph.h"
+
+namespace tessera::models {
+
+// Contract: duration() is deterministic, >= 0 and >= kernel_launch for modelled nodes; a node
+// with fixed_duration >= 0 takes exactly that. Math rates by op class:
+//   kGemm       peak(dtype) * hw::gemm_efficiency(gemm dims)
+//   kAttention  peak(dtype) * profile.attention_fraction
+//   otherwise   vector_flops (memory-bound kernels: the HBM term usually wins)
+// where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0.
+class RooflineComputeModel {
+ public:
+  explicit RooflineComputeModel(const hw::Profile& profile);
+  [[nodiscard]] base::SimTime duration(const graph::Node& node) const;
+  [[nodiscard]] double math_rate(const graph::Node& node) const;     // achieved FLOP/s
+  [[nodiscard]] double memory_rate() const { return memory_rate_; }  // achieved bytes/s
+
+ private:
+  [[nodiscard]] double matrix_peak(base::DType d) const;
+
+  const hw::Profile& profile_;
+  double memory_rate_ = 0.0;
+};
+
+}  // namespace tessera::models

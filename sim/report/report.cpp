@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <fstream>
+#include <ostream>
+
+#include "sim/base/error.h"
+
+namespace tessera::sim::report {
+
+using base::format_bytes;
+using base::format_seconds;
+
+Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64_t devices) {
+  Metrics m;
+  double capacity = r.step_time_s * static_cast<double>(devices) * r.peak_flops;
+  if (capacity > 0.0) {
+    m.mfu = g.info.model_flops / capacity;
+    m.hfu = g.info.hardware_flops / capacity;
+  }
+  if (r.step_time_s > 0.0) {
+    m.tokens_per_s = g.info.tokens / r.step_time_s;
+    m.tokens_per_s_per_device = m.tokens_per_s / static_cast<double>(devices);
+  }
+  auto n = static_cast<double>(std::max<std::size_t>(1, r.ranks.size()));
+  for (const RankStats& k : r.ranks) {
+    m.compute_s += k.compute_s / n;
+    for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+      m.exposed_comm_s[static_cast<std::size_t>(i)] += k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
+    }
+    m.idle_s += k.idle_s / n;
+    if (k.peak_memory > m.peak_hbm) {
+      m.peak_hbm = k.peak_memory;
+      m.peak_rank = k.rank;
+    }
+    m.oom = m.oom || k.oom;
+  }
+  return m;
+}
+
+namespace {
+
+double pct(double part, double whole) { return whole > 0.0 ? 100.0 * part / whole : 0.0; }
+
+std::string kind_name(int i) {
+  return std::string(graph::group_kind_name(static_cast<graph::GroupKind>(i)));
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGraph& g,
+                   const RunStats& r, const Metrics& m) {
+  double t = r.step_time_s;
+  fmt::print(out, "{}: {} on {} x {} ({}), {}, {} schedule, {} microbatches per replica\n",
+             label.scenario, label.model, label.devices, label.hardware, label.topology,
+             label.parallelism, label.schedule, label.microbatches);
+  fmt::print(out, "  step time        {}\n", format_seconds(t));
+  fmt::print(out, "  MFU              {:.1f} %   (HFU {:.1f} %)\n", 100.0 * m.mfu, 100.0 * m.hfu);
+  fmt::print(out, "  throughput       {:.0f} tokens/s per device ({:.0f} tokens/s total)\n",
+             m.tokens_per_s_per_device, m.tokens_per_s);
+  fmt::print(out, "  model FLOPs      {:.4g} per step\n", g.info.model_flops);
+  fmt::print(out, "  breakdown (mean over ranks):\n");
+  fmt::print(out, "    compute        {:>10}  {:5.1f} %\n", format_seconds(m.compute_s),
+             pct(m.compute_s, t));
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    double e = m.exposed_comm_s[static_cast<std::size_t>(i)];
+    if (e > 0.0 || i <= static_cast<int>(graph::GroupKind::kPP)) {
+      fmt::print(out, "    exposed {:<6} {:>10}  {:5.1f} %\n", kind_name(i) + " comm",
+                 format_seconds(e), pct(e, t));
+    }
+  }
+  fmt::print(out, "    idle (bubble)  {:>10}  {:5.1f} %\n", format_seconds(m.idle_s),
+             pct(m.idle_s, t));
+  fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
+             format_bytes(r.hbm_capacity), m.peak_rank,
+             m.oom ? "  OUT OF MEMORY" : "");
+}
+
+nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
+                            const Metrics& m) {
+  nlohmann::json exposed = nlohmann::json::object();
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    exposed[kind_name(i)] = m.exposed_comm_s[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json j = {
+      {"scenario", label.scenario},
+      {"model", label.model},
+      {"hardware", label.hardware},
+      {"topology", label.topology},
+      {"parallelism", label.parallelism},
+      {"schedule", label.schedule},
+      {"devices", label.devices},
+      {"microbatches", label.microbatches},
+      {"step_time_s", r.step_time_s},
+      {"mfu", m.mfu},
+      {"hfu", m.hfu},
+      {"tokens_per_s", m.tokens_per_s},
+      {"tokens_per_s_per_device", m.tokens_per_s_per_device},
+      {"model_flops_per_step", g.info.model_flops},
+      {"hardware_flops_per_step", g.info.hardware_flops},
+      {"flops_convention", g.info.flops_convention},
+      {"peak_flops_per_device", r.peak_flops},
+      {"peak_hbm_bytes", m.peak_hbm},
+      {"peak_hbm_rank", m.peak_rank},
+      {"hbm_capacity_bytes", r.hbm_capacity},
+      {"out_of_memory", m.oom},
+      {"breakdown",
+       {{"compute_s", m.compute_s}, {"exposed_comm_s", exposed}, {"idle_s", m.idle_s}}},
+      {"simulated_ranks", r.simulated_ranks},
+      {"events", r.events},
+  };
+  return j;
+}
+
+void write_ranks_csv(const std::string& path, const RunStats& r) {
+  std::ofstream out(path);
+  if (!out) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write file");
+  }
+  out << "rank,stage,end_s,compute_s";
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    out << ",exposed_" << kind_name(i) << "_s";
+  }
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    out << ",comm_" << kind_name(i) << "_s";
+  }
+  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom\n";
+  for (const RankStats& k : r.ranks) {
+    out << fmt::format("{},{},{:.9g},{:.9g}", k.rank, k.stage, k.end_s, k.compute_s);
+    for (double e : k.exposed_comm_s) {
+      out << fmt::format(",{:.9g}", e);
+    }
+    for (double c : k.comm_s) {
+      out << fmt::format(",{:.9g}", c);
+    }
+    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}\n", k.idle_s, k.flops, k.static_memory,
+                       k.peak_memory, k.oom ? 1 : 0);
+  }
+}
+
+void write_timeline(const std::string& path, const graph::ExecGraph& g, const RunStats& r) {
+  std::ofstream out(path);
+  if (!out) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write file");
+  }
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    out << (first ? "" : ",\n");
+    first = false;
+  };
+  std::vector<std::int32_t> ranks;
+  for (const Span& s : r.spans) {
+    if (std::find(ranks.begin(), ranks.end(), s.rank) == ranks.end()) {
+      ranks.push_back(s.rank);
+    }
+  }
+  std::sort(ranks.begin(), ranks.end());
+  for (std::int32_t rank : ranks) {
+    sep();
+    out << fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}})",
+                       rank, rank);
+    for (int st = 0; st < graph::kNumStreams; ++st) {
+      sep();
+      out << fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
+                         rank, st, graph::stream_name(static_cast<graph::Stream>(st)));
+    }
+  }
+  for (const Span& s : r.spans) {
+    sep();
+    out << fmt::format(
+        R"({{"name":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"microbatch":{},"bytes":{:.0f},"flops":{:.0f}}}}})",
+        g.names[s.name], s.rank, static_cast<int>(s.stream), base::to_us(s.start),
+        base::to_us(s.end - s.start), s.microbatch, s.bytes, s.flops);
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace tessera::sim::report

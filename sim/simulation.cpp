@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Wiring: validate -> plan instances -> register network paths -> run the kernel with the
+// executor and the network model -> report deadlocks or turn instance accounts into RunStats.
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "sim/base/error.h"
+#include "sim/exec/comm_paths.h"
+#include "sim/exec/deadlock_report.h"
+#include "sim/exec/executor.h"
+#include "sim/exec/graph_check.h"
+#include "sim/exec/graph_index.h"
+#include "sim/exec/sharing_plan.h"
+#include "sim/kernel/scheduler.h"
+#include "sim/models/collective/flow_routing.h"
+#include "sim/models/compute/roofline_compute_model.h"
+#include "sim/models/network/flow_network_model.h"
+#include "sim/models/network/path_table.h"
+
+namespace tessera::sim {
+
+namespace {
+
+std::vector<exec::GraphIndex> index_classes(const graph::ExecGraph& graph,
+                                            const exec::SharingPlan& plan) {
+  std::vector<char> used(graph.classes.size(), 0);
+  for (const exec::InstanceSpec& spec : plan.instances) {
+    used[static_cast<std::size_t>(spec.cls)] = 1;
+  }
+  std::vector<exec::GraphIndex> index(graph.classes.size());
+  for (std::size_t c = 0; c < graph.classes.size(); ++c) {
+    if (used[c] != 0) {
+      index[c] = exec::build_graph_index(graph.classes[c], plan);
+    }
+  }
+  return index;
+}
+
+RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimTime step,
+                     double usable_memory) {
+  RankStats r;
+  r.rank = rank;
+  r.stage = s.graph->stage;
+  r.end_s = base::to_seconds(s.end);
+  r.compute_s = base::to_seconds(s.busy.compute());
+  base::SimTime idle = step - s.busy.compute();
+  for (int k = 0; k < graph::kNumGroupKinds; ++k) {
+    r.comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.comm(k));
+    r.exposed_comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.exposed(k));
+    idle -= s.busy.exposed(k);
+  }
+  r.idle_s = base::to_seconds(idle);
+  r.flops = s.flops;
+  r.peak_memory = static_cast<double>(s.peak_memory);
+  r.static_memory = static_cast<double>(s.graph->static_memory);
+  r.oom = r.peak_memory > usable_memory;
+  return r;
+}
+
+RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
+                 exec::Executor& executor, const hw::Profile& profile, const SimOptions& options) {
+  const auto& instances = executor.instances();
+  RunStats out;
+  base::SimTime step = 0;
+  for (const exec::InstanceState& s : instances) {
+    step = std::max(step, s.end);
+  }
+  out.step_time_s = base::to_seconds(step);
+  out.hbm_capacity = profile.hbm_capacity - profile.reserved_memory;
+  out.peak_flops = profile.peak_flops[static_cast<std::size_t>(options.dtype)];
+  out.simulated_ranks = static_cast<std::int32_t>(instances.size());
+  out.sharing_fallback = plan.fallback_reason;
+  out.ranks.reserve(static_cast<std::size_t>(graph.num_ranks));
+  for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
+    auto inst = static_cast<std::size_t>(plan.instance_of_rank[static_cast<std::size_t>(r)]);
+    out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
+  }
+  out.spans = std::move(executor.spans());
+  return out;
+}
+
+}  // namespace
+
+RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluster,
+                  const hw::Profile& profile, const SimOptions& options) {
+  exec::check_graph(graph, cluster);
+  const exec::SharingPlan plan = exec::plan_sharing(graph, cluster, options.share_rank_classes);
+  const std::vector<exec::GraphIndex> index = index_classes(graph, plan);
+  models::PathTable table(models::link_capacities(cluster));
+  const exec::CommPaths paths(graph, plan, cluster, table);
+  table.finalize();
+
+  kernel::Scheduler scheduler;
+  models::FlowNetworkModel network(scheduler, table);
+  const models::RooflineComputeModel compute(profile);
+  exec::ExecSetup setup{&graph, &plan, &index, &paths, &compute, &profile, options.record_timeline};
+  exec::Executor executor(scheduler, network, setup);
+  executor.start();
+  scheduler.run();
+  if (!executor.all_done()) {
+    throw base::SimulationError(exec::deadlock_report(graph, plan, executor, scheduler.now()));
+  }
+  RunStats stats = collect(graph, plan, executor, profile, options);
+  stats.events = scheduler.events_processed();
+  return stats;
+}
+
+}  // namespace tessera::sim

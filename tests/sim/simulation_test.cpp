@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+// End-to-end timing of small hand-built graphs against closed forms.
+#include "sim/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/base/error.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace tessera::sim {
+namespace {
+
+using base::SimTime;
+using graph::CollType;
+using graph::ExecGraph;
+using graph::GroupKind;
+using graph::RankGraph;
+using graph::Stream;
+using namespace simtest;  // NOLINT(google-build-using-namespace)
+
+constexpr SimTime kUs = 1'000'000;
+
+TEST(Simulation, ChainOfFixedComputeNodesSumsExactly) {
+  hw::Profile p = test_profile();
+  ExecGraph g;
+  RankGraph r;
+  auto a = r.add(compute(g, "a", 1 * kUs));
+  auto b = r.add(compute(g, "b", 2 * kUs + 500), {a});
+  r.add(compute(g, "c", 3 * kUs + 1), {b});
+  set_per_rank(g, {r});
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(s, g, 0, "c").end, 6 * kUs + 501);
+  EXPECT_DOUBLE_EQ(s.step_time_s, base::to_seconds(6 * kUs + 501));
+  ASSERT_EQ(s.ranks.size(), 1U);
+  EXPECT_DOUBLE_EQ(s.ranks[0].compute_s, s.step_time_s);
+  EXPECT_DOUBLE_EQ(s.ranks[0].idle_s, 0.0);
+  EXPECT_EQ(s.simulated_ranks, 1);
+  EXPECT_EQ(s.events, 3U);
+}
+
+TEST(Simulation, RooflineNodesUseTheProfile) {
+  hw::Profile p = test_profile();
+  p.kernel_launch = 2000;
+  ExecGraph g;
+  RankGraph r;
+  graph::Node copy = compute(g, "copy", -1);
+  copy.op = graph::OpClass::kCopy;
+  copy.bytes = 4e9;  // 2 ms at 2 TB/s
+  copy.flops = 10.0;
+  r.add(copy);
+  set_per_rank(g, {r});
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(s, g, 0, "copy").end, 2000 + 2'000 * kUs);
+  EXPECT_DOUBLE_EQ(s.ranks[0].flops, 10.0);
+  EXPECT_DOUBLE_EQ(s.peak_flops, 1e15);
+}
+
+// n ranks on one NVSwitch, each running one collective of `bytes` on group 0.
+ExecGraph one_collective(int n, CollType type, double bytes) {
+  ExecGraph g;
+  graph::Group group;
+  for (int r = 0; r < n; ++r) {
+    group.ranks.push_back(r);
+  }
+  g.groups.push_back(group);
+  std::vector<RankGraph> graphs(static_cast<std::size_t>(n));
+  for (auto& rg : graphs) {
+    rg.add(collective(g, "coll", 0, type, bytes));
+  }
+  set_per_rank(g, graphs);
+  return g;
+}
+
+TEST(Simulation, RingAllReduceMatchesTheAlphaBetaFormula) {
+  hw::Profile p = test_profile();
+  p.scale_up.latency = 100'000;  // 100 ns per hop
+  p.collective_step = 1 * kUs;
+  topology::Cluster c = make_cluster(p, 8);
+  const int n = 4;
+  const double bytes = 8e6;
+  RunStats s = run(one_collective(n, CollType::kAllReduce, bytes), c, p);
+  // 2(n-1) * (alpha + N/n * beta), beta = 1 / (100 GB/s) = 10 ps per byte.
+  SimTime alpha = p.collective_step + c.path_latency(0, 1);
+  SimTime expected = 2 * (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10));
+  for (const Span& sp : s.spans) {
+    EXPECT_EQ(sp.end, expected) << "rank " << sp.rank;
+  }
+  EXPECT_EQ(s.ranks[2].comm_s[static_cast<std::size_t>(GroupKind::kTP)],
+            base::to_seconds(expected));
+  EXPECT_EQ(s.ranks[2].exposed_comm_s[static_cast<std::size_t>(GroupKind::kTP)],
+            base::to_seconds(expected));
+}
+
+TEST(Simulation, RingAllGatherAndLaunchCost) {
+  hw::Profile p = test_profile();
+  p.scale_up.latency = 250'000;
+  p.collective_step = 2 * kUs;
+  p.collective_launch = 7 * kUs;
+  topology::Cluster c = make_cluster(p, 8);
+  const int n = 8;
+  const double bytes = 16e6;
+  RunStats s = run(one_collective(n, CollType::kAllGather, bytes), c, p);
+  SimTime alpha = p.collective_step + c.path_latency(0, 1);
+  SimTime expected = p.collective_launch + (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10));
+  EXPECT_EQ(span_of(s, one_collective(n, CollType::kAllGather, bytes), 5, "coll").end, expected);
+}
+
+TEST(Simulation, SingleMemberGroupCostsNothing) {
+  hw::Profile p = test_profile();
+  p.collective_launch = 7 * kUs;
+  RunStats s = run(one_collective(1, CollType::kAllReduce, 1e9), make_cluster(p, 8), p);
+  EXPECT_EQ(s.step_time_s, 0.0);
+}
+
+TEST(Simulation, CollectivesSharingALinkSplitItsBandwidth) {
+  hw::Profile p = test_profile();
+  ExecGraph g;
+  g.groups.push_back({GroupKind::kTP, {0, 1}});
+  g.groups.push_back({GroupKind::kDP, {0, 2}});
+  std::vector<RankGraph> graphs(3);
+  graphs[0].add(collective(g, "a", 0, CollType::kAllReduce, 1e6, Stream::kTP));
+  graphs[0].add(collective(g, "b", 1, CollType::kAllReduce, 1e6, Stream::kDP));
+  graphs[1].add(collective(g, "a", 0, CollType::kAllReduce, 1e6, Stream::kTP));
+  graphs[2].add(collective(g, "b", 1, CollType::kAllReduce, 1e6, Stream::kDP));
+  set_per_rank(g, graphs);
+  RunStats s = run(g, make_cluster(p, 8), p);
+  // Each flow carries 1 MB; device 0's uplink and downlink carry one flow of each group.
+  EXPECT_EQ(span_of(s, g, 1, "a").end, 20 * kUs);
+  EXPECT_EQ(span_of(s, g, 2, "b").end, 20 * kUs);
+  // Both kinds overlap on rank 0 with no compute: the time is charged to TP.
+  EXPECT_DOUBLE_EQ(s.ranks[0].exposed_comm_s[0], 20e-6);
+  EXPECT_DOUBLE_EQ(s.ranks[0].exposed_comm_s[1], 0.0);
+  EXPECT_DOUBLE_EQ(s.ranks[0].comm_s[1], 20e-6);
+}
+
+TEST(Simulation, CommunicationHiddenBehindComputeIsNotExposed) {
+  hw::Profile p = test_profile();
+  ExecGraph g;
+  g.groups.push_back({GroupKind::kDP, {0, 1}});
+  std::vector<RankGraph> graphs(2);
+  for (auto& rg : graphs) {
+    auto a = rg.add(compute(g, "fwd", 5 * kUs));
+    rg.add(collective(g, "grad_ar", 0, CollType::kAllReduce, 1e6, Stream::kDP), {a});  // 10 us
+    rg.add(compute(g, "more", 4 * kUs), {a});
+  }
+  set_per_rank(g, graphs);
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_DOUBLE_EQ(s.step_time_s, 15e-6);
+  const RankStats& r = s.ranks[1];
+  EXPECT_DOUBLE_EQ(r.compute_s, 9e-6);
+  EXPECT_DOUBLE_EQ(r.comm_s[1], 10e-6);
+  EXPECT_DOUBLE_EQ(r.exposed_comm_s[1], 6e-6);
+  EXPECT_NEAR(r.idle_s, 0.0, 1e-18);
+}
+
+TEST(Simulation, MemoryPeakAndOutOfMemory) {
+  hw::Profile p = test_profile();
+  ExecGraph g;
+  RankGraph r;
+  r.static_memory = 100;
+  graph::Node a = compute(g, "a", 1);
+  a.mem_alloc = 50;
+  graph::Node b = compute(g, "b", 1);
+  b.mem_alloc = 30;
+  b.mem_free = 80;
+  graph::Node c = compute(g, "c", 1);
+  c.mem_alloc = 60;
+  c.mem_free = 60;
+  r.add(a);
+  r.add(b);
+  r.add(c);
+  set_per_rank(g, {r});
+  p.hbm_capacity = 200;
+  p.reserved_memory = 30;
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_DOUBLE_EQ(s.ranks[0].peak_memory, 180.0);
+  EXPECT_DOUBLE_EQ(s.ranks[0].static_memory, 100.0);
+  EXPECT_DOUBLE_EQ(s.hbm_capacity, 170.0);
+  EXPECT_TRUE(s.ranks[0].oom);
+  p.reserved_memory = 20;
+  EXPECT_FALSE(run(g, make_cluster(p, 8), p).ranks[0].oom);
+}
+
+TEST(Simulation, SendRecvCarriesBytesOverTheRoute) {
+  hw::Profile p = test_profile();
+  p.scale_up.latency = 100'000;
+  p.collective_step = 1 * kUs;
+  topology::Cluster c = make_cluster(p, 8);
+  ExecGraph g;
+  std::vector<RankGraph> graphs(2);
+  auto f = graphs[0].add(compute(g, "f", 3 * kUs));
+  graphs[0].add(send(g, "send", 1, 7, 2e6), {f});
+  auto rv = graphs[1].add(recv(g, "recv", 0, 7, 2e6));
+  graphs[1].add(compute(g, "g", 1 * kUs), {rv});
+  set_per_rank(g, graphs);
+  RunStats s = run(g, c, p);
+  SimTime done = 3 * kUs + 20 * kUs + p.collective_step + c.path_latency(0, 1);
+  EXPECT_EQ(span_of(s, g, 1, "recv").start, 3 * kUs);  // rendezvous
+  EXPECT_EQ(span_of(s, g, 1, "recv").end, done);
+  EXPECT_EQ(span_of(s, g, 0, "send").end, done);
+  EXPECT_EQ(span_of(s, g, 1, "g").end, done + 1 * kUs);
+  EXPECT_DOUBLE_EQ(s.ranks[1].comm_s[static_cast<std::size_t>(GroupKind::kPP)],
+                   base::to_seconds(done - 3 * kUs));
+}
+
+TEST(Simulation, FixedDurationCommunicationIgnoresTheNetwork) {
+  hw::Profile p = test_profile();
+  p.collective_launch = 3 * kUs;
+  ExecGraph g = one_collective(4, CollType::kAllReduce, 1e9);
+  g.classes[2].nodes[0].fixed_duration = 5 * kUs;
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_DOUBLE_EQ(s.step_time_s, 5e-6);
+}
+
+TEST(Simulation, BroadcastIsAPipelinedChain) {
+  hw::Profile p = test_profile();
+  p.collective_step = 1 * kUs;
+  topology::Cluster c = make_cluster(p, 8);
+  RunStats s = run(one_collective(5, CollType::kBroadcast, 2e6), c, p, false);
+  // 4 steps of latency, then the whole buffer once at link speed (every link carries one flow).
+  EXPECT_DOUBLE_EQ(s.step_time_s, base::to_seconds(4 * p.collective_step + 20 * kUs));
+  EXPECT_TRUE(s.spans.empty());  // no timeline asked for
+}
+
+TEST(Simulation, RanksBeyondTheClusterAreAnInputError) {
+  hw::Profile p = test_profile();
+  ExecGraph g = one_collective(8, CollType::kAllReduce, 1.0);
+  EXPECT_THROW(run(g, make_cluster(p, 4, 4), p), base::InputError);
+  g.groups[0].ranks[1] = 0;  // duplicate member
+  EXPECT_THROW(run(g, make_cluster(p, 8), p), base::InputError);
+}
+
+TEST(Simulation, SameInputsGiveIdenticalOutputs) {
+  hw::Profile p = test_profile();
+  topology::Cluster c = make_cluster(p, 8);
+  ExecGraph g = one_collective(8, CollType::kAllToAll, 3e6);
+  RunStats a = run(g, c, p);
+  RunStats b = run(g, c, p);
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (std::size_t i = 0; i < a.spans.size(); ++i) {
+    EXPECT_EQ(a.spans[i].rank, b.spans[i].rank);
+    EXPECT_EQ(a.spans[i].end, b.spans[i].end);
+  }
+  EXPECT_EQ(a.events, b.events);
+  // All-to-all: 8 * 7 flows of 3e6/8 bytes; each uplink carries 7 of them.
+  EXPECT_EQ(a.spans[0].end, std::llround(7 * 3e6 / 8 / 0.1));
+}
+
+}  // namespace
+}  // namespace tessera::sim
