@@ -24,6 +24,7 @@ struct RankStats {
   std::array<double, graph::kNumGroupKinds> comm_s{};  // total busy time per kind
   double idle_s = 0.0;         // step_time - compute - exposed comm
   double flops = 0.0;          // FLOPs this rank executed (hardware FLOPs)
+  std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   double peak_memory = 0.0;    // bytes, static + dynamic peak
   double static_memory = 0.0;  // weights, gradients, optimizer states
   bool oom = false;            // peak_memory above the profile's usable capacity

@@ -55,6 +55,9 @@ RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimT
   }
   r.idle_s = base::to_seconds(idle);
   r.flops = s.flops;
+  for (std::size_t c = 0; c < r.compute_by_class_s.size(); ++c) {
+    r.compute_by_class_s[c] = base::to_seconds(s.compute_by_class[c]);
+  }
   r.peak_memory = static_cast<double>(s.peak_memory);
   r.static_memory = static_cast<double>(s.graph->static_memory);
   r.oom = r.peak_memory > usable_memory;

@@ -193,6 +193,13 @@ void StageBuilder::gradient_reduction() {
   std::vector<NodeId> buckets;
   std::vector<double> bucket_params;
   double acc = 0.0;
+  std::vector<NodeId> all_wgrads;  // without overlap, the first bucket waits for all of them
+  for (std::size_t k = 0; k < blocks_.size() && !s.training.overlap_grad_reduce; ++k) {
+    const BlockProgram& p = *blocks_[k].prog;
+    for (std::int32_t w : p.wgrad_ops) {
+      all_wgrads.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - p.n_fwd));
+    }
+  }
   auto flush = [&] {
     if (acc <= 0.0) {
       return;
@@ -209,7 +216,7 @@ void StageBuilder::gradient_reduction() {
       n.dtype = base::DType::kFP32;
       n.phase = graph::Phase::kBackward;
       n.name = c_.bucket_names[0];
-      buckets.push_back(g_.add(n, ready));
+      buckets.push_back(g_.add(n, buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready));
       bucket_params.push_back(acc);
     }
     ready.clear();

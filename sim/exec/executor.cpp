@@ -89,8 +89,9 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
     return;
   }
   begin_node(inst, n);
-  scheduler_.schedule(scheduler_.now() + setup_.compute->duration(node), handler_id_, kNodeDone,
-                      pack(inst, n));
+  const base::SimTime d = setup_.compute->duration(node);
+  instances_[inst].compute_by_class[static_cast<std::size_t>(node.op)] += d;
+  scheduler_.schedule(scheduler_.now() + d, handler_id_, kNodeDone, pack(inst, n));
 }
 
 void Executor::arrive(std::uint32_t inst, graph::NodeId n) {

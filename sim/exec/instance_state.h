@@ -29,6 +29,7 @@ struct InstanceState {
   std::int64_t peak_memory = 0;
   base::SimTime end = 0;  // when the last node finished
   double flops = 0.0;
+  std::array<base::SimTime, graph::kNumOpClasses> compute_by_class{};  // kernel time per op class
   std::vector<base::SimTime> start;  // per node, only when recording the timeline
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }

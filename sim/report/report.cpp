@@ -29,6 +29,9 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
   auto n = static_cast<double>(std::max<std::size_t>(1, r.ranks.size()));
   for (const RankStats& k : r.ranks) {
     m.compute_s += k.compute_s / n;
+    for (std::size_t c = 0; c < m.compute_by_class_s.size(); ++c) {
+      m.compute_by_class_s[c] += k.compute_by_class_s[c] / n;
+    }
     for (int i = 0; i < graph::kNumGroupKinds; ++i) {
       m.exposed_comm_s[static_cast<std::size_t>(i)] += k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
     }
@@ -64,17 +67,25 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
              m.tokens_per_s_per_device, m.tokens_per_s);
   fmt::print(out, "  model FLOPs      {:.4g} per step\n", g.info.model_flops);
   fmt::print(out, "  breakdown (mean over ranks):\n");
-  fmt::print(out, "    compute        {:>10}  {:5.1f} %\n", format_seconds(m.compute_s),
-             pct(m.compute_s, t));
+  auto row = [&](const std::string& name, double v) {
+    fmt::print(out, "    {:<17} {:>10}  {:5.1f} %\n", name, format_seconds(v), pct(v, t));
+  };
+  row("compute", m.compute_s);
+  for (int c = 0; c < graph::kNumOpClasses; ++c) {
+    double v = m.compute_by_class_s[static_cast<std::size_t>(c)];
+    if (v > 0.0) {
+      fmt::print(out, "      {:<15} {:>10}  {:5.1f} %\n",
+                 graph::op_class_name(static_cast<graph::OpClass>(c)), format_seconds(v),
+                 pct(v, t));
+    }
+  }
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     double e = m.exposed_comm_s[static_cast<std::size_t>(i)];
     if (e > 0.0 || i <= static_cast<int>(graph::GroupKind::kPP)) {
-      fmt::print(out, "    exposed {:<6} {:>10}  {:5.1f} %\n", kind_name(i) + " comm",
-                 format_seconds(e), pct(e, t));
+      row("exposed " + kind_name(i) + " comm", e);
     }
   }
-  fmt::print(out, "    idle (bubble)  {:>10}  {:5.1f} %\n", format_seconds(m.idle_s),
-             pct(m.idle_s, t));
+  row("idle (bubble)", m.idle_s);
   fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
              format_bytes(r.hbm_capacity), m.peak_rank,
              m.oom ? "  OUT OF MEMORY" : "");
@@ -85,6 +96,11 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
   nlohmann::json exposed = nlohmann::json::object();
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     exposed[kind_name(i)] = m.exposed_comm_s[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json by_class = nlohmann::json::object();
+  for (int c = 0; c < graph::kNumOpClasses; ++c) {
+    by_class[std::string(graph::op_class_name(static_cast<graph::OpClass>(c)))] =
+        m.compute_by_class_s[static_cast<std::size_t>(c)];
   }
   nlohmann::json j = {
       {"scenario", label.scenario},
@@ -109,7 +125,10 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"hbm_capacity_bytes", r.hbm_capacity},
       {"out_of_memory", m.oom},
       {"breakdown",
-       {{"compute_s", m.compute_s}, {"exposed_comm_s", exposed}, {"idle_s", m.idle_s}}},
+       {{"compute_s", m.compute_s},
+        {"compute_by_op_s", by_class},
+        {"exposed_comm_s", exposed},
+        {"idle_s", m.idle_s}}},
       {"simulated_ranks", r.simulated_ranks},
       {"events", r.events},
   };

@@ -32,6 +32,7 @@ struct Metrics {
   double tokens_per_s = 0.0;
   double tokens_per_s_per_device = 0.0;
   double compute_s = 0.0;
+  std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
   double idle_s = 0.0;
   double peak_hbm = 0.0;

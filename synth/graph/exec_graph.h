@@ -32,6 +32,7 @@ enum class OpClass : unsigned char {
   kOptimizer,    // Adam update over the rank's parameter shard
   kCopy,         // memory copy / cast
 };
+constexpr int kNumOpClasses = 9;
 
 // Payload convention (NCCL's): `bytes` is the size of the full buffer each member holds after
 // the collective (all-reduce: the tensor; all-gather: the gathered output; reduce-scatter:

@@ -22,9 +22,9 @@ constexpr std::array<std::string_view, 8> kTopKeys = {
 constexpr std::array<std::string_view, 12> kModelKeys = {
     "preset", "layers", "hidden", "heads", "kv_heads", "ffn",
     "vocab",  "activation", "norm", "tied_embeddings", "dropout", "bias"};
-constexpr std::array<std::string_view, 8> kTrainingKeys = {
-    "seq_len", "global_batch", "micro_batch", "precision", "recompute",
-    "distributed_optimizer", "attention", "grad_bucket"};
+constexpr std::array<std::string_view, 9> kTrainingKeys = {
+    "seq_len",   "global_batch", "micro_batch", "precision",          "recompute",
+    "distributed_optimizer", "attention", "grad_bucket", "overlap_grad_reduce"};
 constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
 constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
 
@@ -127,6 +127,9 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   if (auto v = n.find("attention")) {
     t.attention = v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash
                                                       : AttentionKernel::kUnfused;
+  }
+  if (auto v = n.find("overlap_grad_reduce")) {
+    t.overlap_grad_reduce = v->as_bool();
   }
   if (auto v = n.find("grad_bucket")) {
     t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);

@@ -47,6 +47,9 @@ struct TrainingConfig {
   bool distributed_optimizer = false;
   AttentionKernel attention = AttentionKernel::kFlash;
   double grad_bucket_bytes = 0.0;  // DP gradient bucket size; 0: Megatron's default
+  // Reduce gradient buckets while backward still runs (Megatron-Core DDP, 2023 on); off: one
+  // reduction after the whole backward pass (Megatron-LM's LocalDDP of 2021-22).
+  bool overlap_grad_reduce = true;
 };
 
 struct ParallelConfig {

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small whole-pipeline scenarios built in code, with the cluster and profile they run on.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/simulation.h"
+#include "synth/scenario/scenario.h"
+#include "synth/synthesize.h"
+#include "tests/synth/synth_fixtures.h"
+#include "topology/cluster.h"
+
+namespace tessera::integration {
+
+struct Case {
+  std::string name;
+  synth::Scenario scenario;
+};
+
+// gtest prints a parameter with this instead of its bytes.
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+// Like scenarios/tiny.yaml: 2 layers, hidden 256, 4 heads, seq 128, TP2 PP2 DP2 and 1F1B on
+// the 8 H100s of one node.
+inline synth::Scenario tiny_like(std::int64_t tp = 2, std::int64_t pp = 2, std::int64_t dp = 2) {
+  synth::Scenario s = synth::testing::gpt_scenario(2, 256, 4, tp, pp, dp);
+  s.name = "tiny-like";
+  s.model.preset = "";
+  s.model.vocab = 32000;
+  s.training.seq_len = 128;
+  s.training.micro_batch = 2;
+  s.training.global_batch = 8;
+  s.training.precision = base::DType::kBF16;
+  s.training.attention = synth::AttentionKernel::kFlash;
+  s.schedule = synth::ScheduleKind::k1F1B;
+  s.cluster.hardware = "h100-sxm";
+  s.cluster.topology = topology::load_topology_preset("single-node", {});
+  s.cluster.devices = tp * pp * dp;
+  return s;
+}
+
+inline std::vector<Case> cases() {
+  std::vector<Case> out;
+  out.push_back({"tiny_tp2_pp2_dp2", tiny_like()});
+
+  synth::Scenario sp = tiny_like(2, 1, 4);
+  sp.parallel.sp = true;
+  sp.training.global_batch = 16;
+  out.push_back({"tp2_dp4_sp", sp});
+
+  synth::Scenario gpipe = tiny_like(1, 4, 2);
+  gpipe.model.layers = 4;
+  gpipe.training.global_batch = 16;
+  gpipe.schedule = synth::ScheduleKind::kGpipe;
+  out.push_back({"pp4_dp2_gpipe", gpipe});
+
+  synth::Scenario two_node = tiny_like(4, 2, 2);
+  two_node.model.layers = 4;
+  two_node.training.global_batch = 16;
+  two_node.training.distributed_optimizer = true;
+  two_node.training.recompute = synth::Recompute::kSelective;
+  two_node.cluster.topology = topology::load_topology_preset("dgx-h100-superpod", {});
+  out.push_back({"two_node_tp4_pp2_dp2_distopt_selective", two_node});
+
+  // The same with the data-parallel groups spanning the two nodes (TP innermost, DP outermost).
+  synth::Scenario dp_across = two_node;
+  dp_across.parallel.order = {synth::Axis::kTP, synth::Axis::kPP, synth::Axis::kDP};
+  out.push_back({"two_node_dp_across_nodes", dp_across});
+  return out;
+}
+
+// The graphs of one step and what simulating them produced.
+struct Outcome {
+  graph::ExecGraph graph;
+  sim::RunStats stats;
+};
+
+// Synthesizes and simulates `s`, with rank-class sharing on in both or off in both.
+inline Outcome run(const synth::Scenario& s, bool share, bool timeline = false) {
+  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+  Outcome o;
+  o.graph = synth::synthesize(s, {.share_rank_classes = share});
+  sim::SimOptions opt;
+  opt.record_timeline = timeline;
+  opt.share_rank_classes = share;
+  opt.dtype = s.training.precision;
+  o.stats = sim::simulate(o.graph, cluster, profile, opt);
+  return o;
+}
+
+}  // namespace tessera::integration
