@@ -15,17 +15,17 @@ namespace tessera::sim {
 struct RankStats {
   std::int32_t rank = 0;
   std::int32_t stage = 0;
-  double end_s = 0.0;          // when this rank finished its last node
-  double compute_s = 0.0;      // time the compute stream was busy
+  double end_s = 0.0;      // when this rank finished its last node
+  double compute_s = 0.0;  // time the compute stream was busy
   // Communication time not hidden behind compute, per group kind (TP, DP, PP, CP, EP).
   // When kinds overlap in an interval without compute, it is charged to the first in
   // kind order (TP, DP, PP, ...).
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
   std::array<double, graph::kNumGroupKinds> comm_s{};  // total busy time per kind
-  double idle_s = 0.0;         // step_time - compute - exposed comm
-  double flops = 0.0;          // FLOPs this rank executed (hardware FLOPs)
+  double idle_s = 0.0;                                 // step_time - compute - exposed comm
+  double flops = 0.0;                                  // FLOPs this rank executed (hardware FLOPs)
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
-  double peak_memory = 0.0;    // bytes, static + dynamic peak
+  double peak_memory = 0.0;                                       // bytes, static + dynamic peak
   double static_memory = 0.0;  // weights, gradients, optimizer states
   bool oom = false;            // peak_memory above the profile's usable capacity
 };
@@ -44,12 +44,12 @@ struct Span {
 
 struct RunStats {
   double step_time_s = 0.0;
-  std::vector<RankStats> ranks;  // every rank, in rank order
-  std::vector<Span> spans;       // filled when timeline recording is on (representative ranks)
-  std::uint64_t events = 0;      // simulated events processed
+  std::vector<RankStats> ranks;      // every rank, in rank order
+  std::vector<Span> spans;           // filled when timeline recording is on (representative ranks)
+  std::uint64_t events = 0;          // simulated events processed
   std::int32_t simulated_ranks = 0;  // distinct rank instances actually simulated
-  double hbm_capacity = 0.0;     // usable bytes per device
-  double peak_flops = 0.0;       // per device, for the step's dtype
+  double hbm_capacity = 0.0;         // usable bytes per device
+  double peak_flops = 0.0;           // per device, for the step's dtype
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
 };

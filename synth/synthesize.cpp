@@ -47,7 +47,7 @@ struct Context {
   const Scenario& s;
   const StepPrograms& progs;
   const parallel::Mesh& mesh;
-  std::vector<std::vector<std::uint32_t>> names;  // per name table: per op
+  std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
   std::vector<std::uint32_t> p2p_names;  // send act, recv act, send grad, recv grad
   std::uint32_t optimizer_name = 0;
@@ -62,8 +62,8 @@ class StageBuilder {
  private:
   void forward(std::int32_t mb);
   void backward(std::int32_t mb);
-  NodeId instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd,
-                     NodeId ext_bwd, std::size_t slot);
+  NodeId instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd, NodeId ext_bwd,
+                     std::size_t slot);
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction();
@@ -72,8 +72,8 @@ class StageBuilder {
   std::int64_t rank_;
   RankGraph g_;
   std::vector<StageBlock> blocks_;
-  std::vector<NodeId> fwd_base_;   // per (mb, block slot)
-  std::vector<NodeId> fwd_input_;  // per (mb, block slot): producer of the block input
+  std::vector<NodeId> fwd_base_;       // per (mb, block slot)
+  std::vector<NodeId> fwd_input_;      // per (mb, block slot): producer of the block input
   std::vector<NodeId> last_bwd_base_;  // per block slot: base of its last backward instance
   std::int32_t stage_ = 0;
   std::int32_t stages_ = 1;
@@ -155,8 +155,8 @@ void StageBuilder::forward(std::int32_t mb) {
     }
   }
   if (stage_ < stages_ - 1) {
-    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb,
-        layer.out_bytes, prev, c_.p2p_names[0], mb);
+    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb, layer.out_bytes,
+        prev, c_.p2p_names[0], mb);
   }
 }
 
@@ -186,7 +186,8 @@ void StageBuilder::backward(std::int32_t mb) {
 // then the optimizer steps (distributed optimizer: on its shard, then gathers parameters).
 void StageBuilder::gradient_reduction() {
   const Scenario& s = c_.s;
-  std::int32_t dp_group = c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
+  std::int32_t dp_group =
+      c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
   bool dist = s.training.distributed_optimizer && dp_group >= 0;
   double bucket_cap = grad_bucket_params(s);
   std::vector<NodeId> ready;
@@ -291,9 +292,8 @@ RankGraph StageBuilder::build() {
   }
   g_.static_memory = static_cast<std::int64_t>(params);
   gradient_reduction();
-  double bytes_per_param = s.training.distributed_optimizer
-                               ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp)
-                               : 18.0;
+  double bytes_per_param =
+      s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
   g_.stage = stage_;
   return std::move(g_);
@@ -366,9 +366,8 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
     }
   }
   g.classes.resize(reps.size());
-  tbb::parallel_for(std::size_t{0}, reps.size(), [&](std::size_t i) {
-    g.classes[i] = StageBuilder(c, reps[i]).build();
-  });
+  tbb::parallel_for(std::size_t{0}, reps.size(),
+                    [&](std::size_t i) { g.classes[i] = StageBuilder(c, reps[i]).build(); });
   g.class_rep.assign(reps.begin(), reps.end());
   g.class_of_rank.resize(static_cast<std::size_t>(mesh.size()));
   for (std::int64_t r = 0; r < mesh.size(); ++r) {

@@ -21,20 +21,28 @@ SimTime from_seconds(double seconds) {
 
 std::string_view dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::kBytes: return "a size";
-    case Dimension::kBandwidth: return "a bandwidth";
-    case Dimension::kTime: return "a time";
-    case Dimension::kFlopRate: return "a compute rate";
+    case Dimension::kBytes:
+      return "a size";
+    case Dimension::kBandwidth:
+      return "a bandwidth";
+    case Dimension::kTime:
+      return "a time";
+    case Dimension::kFlopRate:
+      return "a compute rate";
   }
   return "?";
 }
 
 std::string_view dimension_example(Dimension d) {
   switch (d) {
-    case Dimension::kBytes: return "\"80 GiB\"";
-    case Dimension::kBandwidth: return "\"900 GB/s\" or \"400 Gb/s\"";
-    case Dimension::kTime: return "\"1.5 us\"";
-    case Dimension::kFlopRate: return "\"989 TFLOP/s\"";
+    case Dimension::kBytes:
+      return "\"80 GiB\"";
+    case Dimension::kBandwidth:
+      return "\"900 GB/s\" or \"400 Gb/s\"";
+    case Dimension::kTime:
+      return "\"1.5 us\"";
+    case Dimension::kFlopRate:
+      return "\"989 TFLOP/s\"";
   }
   return "?";
 }
@@ -44,21 +52,19 @@ namespace {
 using UnitTable = std::pair<std::string_view, double>;
 
 constexpr std::array kByteUnits = {
-    UnitTable{"B", 1.0},        UnitTable{"KB", 1e3},         UnitTable{"MB", 1e6},
-    UnitTable{"GB", 1e9},       UnitTable{"TB", 1e12},        UnitTable{"KiB", 1024.0},
-    UnitTable{"MiB", 1048576.0}, UnitTable{"GiB", 1073741824.0},
-    UnitTable{"TiB", 1099511627776.0}};
+    UnitTable{"B", 1.0},         UnitTable{"KB", 1e3},           UnitTable{"MB", 1e6},
+    UnitTable{"GB", 1e9},        UnitTable{"TB", 1e12},          UnitTable{"KiB", 1024.0},
+    UnitTable{"MiB", 1048576.0}, UnitTable{"GiB", 1073741824.0}, UnitTable{"TiB", 1099511627776.0}};
 constexpr std::array kBandwidthUnits = {
-    UnitTable{"B/s", 1.0},     UnitTable{"KB/s", 1e3},     UnitTable{"MB/s", 1e6},
-    UnitTable{"GB/s", 1e9},    UnitTable{"TB/s", 1e12},    UnitTable{"GiB/s", 1073741824.0},
-    UnitTable{"b/s", 0.125},   UnitTable{"Kb/s", 125.0},   UnitTable{"Mb/s", 1.25e5},
+    UnitTable{"B/s", 1.0},     UnitTable{"KB/s", 1e3},    UnitTable{"MB/s", 1e6},
+    UnitTable{"GB/s", 1e9},    UnitTable{"TB/s", 1e12},   UnitTable{"GiB/s", 1073741824.0},
+    UnitTable{"b/s", 0.125},   UnitTable{"Kb/s", 125.0},  UnitTable{"Mb/s", 1.25e5},
     UnitTable{"Gb/s", 1.25e8}, UnitTable{"Tb/s", 1.25e11}};
 constexpr std::array kTimeUnits = {UnitTable{"s", 1.0}, UnitTable{"ms", 1e-3},
                                    UnitTable{"us", 1e-6}, UnitTable{"ns", 1e-9},
                                    UnitTable{"ps", 1e-12}};
-constexpr std::array kRateUnits = {
-    UnitTable{"FLOP/s", 1.0},   UnitTable{"GFLOP/s", 1e9}, UnitTable{"TFLOP/s", 1e12},
-    UnitTable{"PFLOP/s", 1e15}};
+constexpr std::array kRateUnits = {UnitTable{"FLOP/s", 1.0}, UnitTable{"GFLOP/s", 1e9},
+                                   UnitTable{"TFLOP/s", 1e12}, UnitTable{"PFLOP/s", 1e15}};
 
 template <std::size_t N>
 std::optional<double> scale_of(const std::array<UnitTable, N>& table, std::string_view unit) {
@@ -72,10 +78,14 @@ std::optional<double> scale_of(const std::array<UnitTable, N>& table, std::strin
 
 std::optional<double> unit_scale(Dimension d, std::string_view unit) {
   switch (d) {
-    case Dimension::kBytes: return scale_of(kByteUnits, unit);
-    case Dimension::kBandwidth: return scale_of(kBandwidthUnits, unit);
-    case Dimension::kTime: return scale_of(kTimeUnits, unit);
-    case Dimension::kFlopRate: return scale_of(kRateUnits, unit);
+    case Dimension::kBytes:
+      return scale_of(kByteUnits, unit);
+    case Dimension::kBandwidth:
+      return scale_of(kBandwidthUnits, unit);
+    case Dimension::kTime:
+      return scale_of(kTimeUnits, unit);
+    case Dimension::kFlopRate:
+      return scale_of(kRateUnits, unit);
   }
   return std::nullopt;
 }
@@ -131,6 +141,8 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} us", s * 1e6);
 }
 
-std::string format_rate(double flops) { return fmt::format("{:.1f} TFLOP/s", flops / 1e12); }
+std::string format_rate(double flops) {
+  return fmt::format("{:.1f} TFLOP/s", flops / 1e12);
+}
 
 }  // namespace tessera::base

@@ -17,12 +17,18 @@ constexpr SimTime kTimeNever = INT64_MAX;
 
 // Rounds to the nearest picosecond; negative or non-finite inputs are a bug upstream.
 SimTime from_seconds(double seconds);
-inline SimTime from_us(double us) { return from_seconds(us * 1e-6); }
-inline double to_seconds(SimTime t) { return static_cast<double>(t) / 1e12; }
-inline double to_us(SimTime t) { return static_cast<double>(t) / 1e6; }
+inline SimTime from_us(double us) {
+  return from_seconds(us * 1e-6);
+}
+inline double to_seconds(SimTime t) {
+  return static_cast<double>(t) / 1e12;
+}
+inline double to_us(SimTime t) {
+  return static_cast<double>(t) / 1e6;
+}
 
 enum class Dimension { kBytes, kBandwidth, kTime, kFlopRate };
-std::string_view dimension_name(Dimension d);  // "a size", "a bandwidth", ...
+std::string_view dimension_name(Dimension d);     // "a size", "a bandwidth", ...
 std::string_view dimension_example(Dimension d);  // "80 GiB", "900 GB/s", ...
 
 // Parses "<number> <unit>" into SI base units (bytes, bytes/s, seconds, FLOP/s).
@@ -30,8 +36,8 @@ std::string_view dimension_example(Dimension d);  // "80 GiB", "900 GB/s", ...
 // powers of 1000 (GB), binary ones powers of 1024 (GiB); "Gb/s" is gigabits per second.
 std::optional<double> parse_quantity(std::string_view text, Dimension d);
 
-std::string format_bytes(double bytes);    // "12.35 GiB"
-std::string format_seconds(double s);      // "1.234 s", "56.7 ms", "8.9 us"
-std::string format_rate(double flops);     // "312.0 TFLOP/s"
+std::string format_bytes(double bytes);  // "12.35 GiB"
+std::string format_seconds(double s);    // "1.234 s", "56.7 ms", "8.9 us"
+std::string format_rate(double flops);   // "312.0 TFLOP/s"
 
 }  // namespace tessera::base

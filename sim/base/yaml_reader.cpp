@@ -50,7 +50,9 @@ SourceLoc from_mark(const std::string& file, const YAML::Mark& mark) {
   return SourceLoc{file, mark.line + 1, mark.column + 1};
 }
 
-std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+std::string scalar_text(const YAML::Node& n) {
+  return n.IsScalar() ? n.Scalar() : std::string();
+}
 
 }  // namespace
 

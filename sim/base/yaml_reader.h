@@ -63,7 +63,8 @@ class YamlNode {
 
   // Scalars.
   [[nodiscard]] std::string as_string() const;
-  [[nodiscard]] std::int64_t as_int(std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX) const;
+  [[nodiscard]] std::int64_t as_int(std::int64_t min = INT64_MIN,
+                                    std::int64_t max = INT64_MAX) const;
   [[nodiscard]] double as_double() const;
   [[nodiscard]] bool as_bool() const;
   [[nodiscard]] std::string as_choice(std::span<const std::string_view> choices) const;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tessera command line. The only place that chooses exit codes: 0 success, 2 bad input,
 // 3 a simulation that cannot finish, 1 an internal error.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -46,7 +45,8 @@ sim::report::RunLabel make_label(const synth::Scenario& s, const hw::Profile& pr
   l.scenario = s.name;
   l.model = s.model.preset.empty() ? fmt::format("{}-layer model", s.model.layers) : s.model.preset;
   l.hardware = profile.name;
-  l.topology = s.cluster.topology.source.empty() ? s.cluster.topology.kind : s.cluster.topology.source;
+  l.topology =
+      s.cluster.topology.source.empty() ? s.cluster.topology.kind : s.cluster.topology.source;
   l.parallelism = parallelism_label(s);
   l.schedule = std::string(synth::schedule_name(s.schedule));
   l.devices = s.cluster.devices;
@@ -54,9 +54,8 @@ sim::report::RunLabel make_label(const synth::Scenario& s, const hw::Profile& pr
   return l;
 }
 
-void write_outputs(const RunArgs& a, const sim::report::RunLabel& label,
-                   const graph::ExecGraph& g, const sim::RunStats& r,
-                   const sim::report::Metrics& m) {
+void write_outputs(const RunArgs& a, const sim::report::RunLabel& label, const graph::ExecGraph& g,
+                   const sim::RunStats& r, const sim::report::Metrics& m) {
   std::filesystem::create_directories(a.out);
   std::ofstream js(a.out + "/summary.json");
   if (!js) {
@@ -99,10 +98,11 @@ int run(const RunArgs& a) {
     for (const auto& c : g.classes) {
       nodes += c.size();
     }
-    fmt::print("perf: load {:.3f} s; synthesized {} nodes ({} rank graphs) in {:.3f} s ({:.3g} nodes/s); "
-               "simulated {} events in {:.3f} s ({:.3g} events/s)\n",
-               t_load, nodes, g.classes.size(), t_synth, static_cast<double>(nodes) / t_synth,
-               r.events, t_sim, static_cast<double>(r.events) / t_sim);
+    fmt::print(
+        "perf: load {:.3f} s; synthesized {} nodes ({} rank graphs) in {:.3f} s ({:.3g} nodes/s); "
+        "simulated {} events in {:.3f} s ({:.3g} events/s)\n",
+        t_load, nodes, g.classes.size(), t_synth, static_cast<double>(nodes) / t_synth, r.events,
+        t_sim, static_cast<double>(r.events) / t_sim);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     fmt::print("perf: total {:.3f} s, peak RSS {:.0f} MiB\n", seconds_since(t0),

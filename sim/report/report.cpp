@@ -33,7 +33,8 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
       m.compute_by_class_s[c] += k.compute_by_class_s[c] / n;
     }
     for (int i = 0; i < graph::kNumGroupKinds; ++i) {
-      m.exposed_comm_s[static_cast<std::size_t>(i)] += k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
+      m.exposed_comm_s[static_cast<std::size_t>(i)] +=
+          k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
     }
     m.idle_s += k.idle_s / n;
     if (k.peak_memory > m.peak_hbm) {
@@ -47,7 +48,9 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
 
 namespace {
 
-double pct(double part, double whole) { return whole > 0.0 ? 100.0 * part / whole : 0.0; }
+double pct(double part, double whole) {
+  return whole > 0.0 ? 100.0 * part / whole : 0.0;
+}
 
 std::string kind_name(int i) {
   return std::string(graph::group_kind_name(static_cast<graph::GroupKind>(i)));
@@ -87,8 +90,7 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
   }
   row("idle (bubble)", m.idle_s);
   fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
-             format_bytes(r.hbm_capacity), m.peak_rank,
-             m.oom ? "  OUT OF MEMORY" : "");
+             format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
 }
 
 nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
@@ -185,8 +187,9 @@ void write_timeline(const std::string& path, const graph::ExecGraph& g, const Ru
                        rank, rank);
     for (int st = 0; st < graph::kNumStreams; ++st) {
       sep();
-      out << fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
-                         rank, st, graph::stream_name(static_cast<graph::Stream>(st)));
+      out << fmt::format(
+          R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})", rank, st,
+          graph::stream_name(static_cast<graph::Stream>(st)));
     }
   }
   for (const Span& s : r.spans) {

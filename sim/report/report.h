@@ -3,9 +3,8 @@
 // Chrome/Perfetto timeline.json. Knows nothing about scenarios beyond the labels it is given.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sim/run_stats.h"

@@ -27,17 +27,23 @@ enum class OpClass : unsigned char {
   kElementwise,  // activation functions, dropout, residual adds, scaling
   kNorm,         // LayerNorm / RMSNorm
   kSoftmax,
-  kEmbedding,    // gather of embedding rows (forward) or scatter-add (backward)
-  kLoss,         // vocabulary softmax + cross-entropy
-  kOptimizer,    // Adam update over the rank's parameter shard
-  kCopy,         // memory copy / cast
+  kEmbedding,  // gather of embedding rows (forward) or scatter-add (backward)
+  kLoss,       // vocabulary softmax + cross-entropy
+  kOptimizer,  // Adam update over the rank's parameter shard
+  kCopy,       // memory copy / cast
 };
 constexpr int kNumOpClasses = 9;
 
 // Payload convention (NCCL's): `bytes` is the size of the full buffer each member holds after
 // the collective (all-reduce: the tensor; all-gather: the gathered output; reduce-scatter:
 // the unreduced input; all-to-all: each member's send buffer; broadcast: the tensor).
-enum class CollType : unsigned char { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
+enum class CollType : unsigned char {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast
+};
 
 // Streams execute their nodes in list order, like CUDA streams; different streams overlap.
 enum class Stream : unsigned char { kCompute, kTP, kDP, kPPSend, kPPRecv };
@@ -62,16 +68,16 @@ struct GemmDims {
 };
 
 struct Node {
-  double flops = 0.0;              // compute: FLOPs executed (2 per multiply-add)
-  double bytes = 0.0;              // compute: HBM bytes read + written; comm: payload (above)
-  std::int64_t mem_alloc = 0;      // bytes allocated when the node starts
-  std::int64_t mem_free = 0;       // bytes released when the node ends
+  double flops = 0.0;                 // compute: FLOPs executed (2 per multiply-add)
+  double bytes = 0.0;                 // compute: HBM bytes read + written; comm: payload (above)
+  std::int64_t mem_alloc = 0;         // bytes allocated when the node starts
+  std::int64_t mem_free = 0;          // bytes released when the node ends
   base::SimTime fixed_duration = -1;  // >= 0: use this duration instead of the models
   GemmDims gemm;
-  std::uint32_t name = 0;          // index into ExecGraph::names
-  std::int32_t group = -1;         // collective: index into ExecGraph::groups
-  std::int32_t peer = -1;          // send: destination rank; recv: source rank
-  std::int64_t tag = -1;           // send/recv: matching key, equal on both sides
+  std::uint32_t name = 0;   // index into ExecGraph::names
+  std::int32_t group = -1;  // collective: index into ExecGraph::groups
+  std::int32_t peer = -1;   // send: destination rank; recv: source rank
+  std::int64_t tag = -1;    // send/recv: matching key, equal on both sides
   std::int32_t microbatch = -1;
   std::int32_t layer = -1;
   NodeKind kind = NodeKind::kCompute;
@@ -106,10 +112,10 @@ struct RankGraph {
 
 // What the report needs to turn times into MFU and throughput.
 struct StepInfo {
-  double model_flops = 0.0;     // per step, all devices, MFU convention (no recompute)
-  double hardware_flops = 0.0;  // per step, all devices, including recompute
-  double tokens = 0.0;          // tokens per step (global batch x sequence)
-  std::string flops_convention; // how model_flops was counted, for the report
+  double model_flops = 0.0;      // per step, all devices, MFU convention (no recompute)
+  double hardware_flops = 0.0;   // per step, all devices, including recompute
+  double tokens = 0.0;           // tokens per step (global batch x sequence)
+  std::string flops_convention;  // how model_flops was counted, for the report
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and
@@ -119,7 +125,7 @@ struct ExecGraph {
   std::vector<Group> groups;
   std::vector<RankGraph> classes;
   std::vector<std::int32_t> class_of_rank;
-  std::vector<std::int32_t> class_rep;   // class -> the rank whose graph classes[c] literally is
+  std::vector<std::int32_t> class_rep;  // class -> the rank whose graph classes[c] literally is
   std::vector<std::string> names;
   std::unordered_map<std::string, std::uint32_t> name_index;
   StepInfo info;

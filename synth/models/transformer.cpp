@@ -178,6 +178,8 @@ Block make_head(const Scenario& s) {
 
 }  // namespace
 
-Blocks build_blocks(const Scenario& s) { return {make_embed(s), make_layer(s), make_head(s)}; }
+Blocks build_blocks(const Scenario& s) {
+  return {make_embed(s), make_layer(s), make_head(s)};
+}
 
 }  // namespace tessera::synth::models

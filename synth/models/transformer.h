@@ -15,12 +15,12 @@ namespace tessera::synth::models {
 
 // One block of the model with its forward and derived backward graph.
 struct Block {
-  std::string name;                  // "embed", "layer", "head"
+  std::string name;  // "embed", "layer", "head"
   stg::Graph graph;
   std::vector<stg::TensorId> inputs;   // activations flowing in (empty for the embedding)
   std::vector<stg::TensorId> outputs;  // activations flowing out (empty for the head)
   stg::BackwardResult backward;
-  double params = 0.0;               // parameters held by one rank (biases included)
+  double params = 0.0;  // parameters held by one rank (biases included)
 };
 
 struct Blocks {

@@ -19,26 +19,26 @@ constexpr std::int32_t kFwdInput = -1;  // dependency on the block's incoming ac
 constexpr std::int32_t kBwdInput = -2;  // dependency on the block's incoming gradient
 
 struct ProgOp {
-  graph::Node node;                   // costs, kind, stream, phase, memory; name set per layer
-  std::string name;                   // block-local name, e.g. "attn.qkv.wgrad"
+  graph::Node node;                      // costs, kind, stream, phase, memory; name set per layer
+  std::string name;                      // block-local name, e.g. "attn.qkv.wgrad"
   std::uint8_t axis = stg::kReplicated;  // collectives: the mesh axis whose group runs it
-  std::vector<std::int32_t> deps;     // indices into ops, or kFwdInput / kBwdInput
+  std::vector<std::int32_t> deps;        // indices into ops, or kFwdInput / kBwdInput
   double model_flops = 0.0;
 };
 
 struct BlockProgram {
   std::string name;
-  std::vector<ProgOp> ops;        // forward section first, then recompute + backward
+  std::vector<ProgOp> ops;  // forward section first, then recompute + backward
   std::int32_t n_fwd = 0;
-  std::int32_t fwd_out = -1;      // op producing the block's output activation
-  std::int32_t bwd_out = -1;      // op producing the gradient of the block's input
-  std::int64_t out_bytes = 0;     // the output activation (a pipeline message)
-  std::int64_t in_grad_bytes = 0; // the input gradient (a pipeline message)
+  std::int32_t fwd_out = -1;            // op producing the block's output activation
+  std::int32_t bwd_out = -1;            // op producing the gradient of the block's input
+  std::int64_t out_bytes = 0;           // the output activation (a pipeline message)
+  std::int64_t in_grad_bytes = 0;       // the input gradient (a pipeline message)
   std::vector<std::int32_t> wgrad_ops;  // ops whose end makes weight gradients final
-  double params = 0.0;            // per rank
-  double saved_bytes = 0.0;       // activations kept from forward for backward
-  double model_flops = 0.0;       // per microbatch, per rank (MFU convention)
-  double hardware_flops = 0.0;    // per microbatch, per rank, including recompute
+  double params = 0.0;                  // per rank
+  double saved_bytes = 0.0;             // activations kept from forward for backward
+  double model_flops = 0.0;             // per microbatch, per rank (MFU convention)
+  double hardware_flops = 0.0;          // per microbatch, per rank, including recompute
 };
 
 BlockProgram lower(const models::Block& block, Recompute mode);

@@ -42,7 +42,7 @@ class Lowering {
   const stg::Graph& g_;
   Recompute mode_;
   std::vector<ProgOp> ops_;
-  std::map<VTensor, std::int32_t> produced_by_;            // non-view producers
+  std::map<VTensor, std::int32_t> produced_by_;             // non-view producers
   std::map<VTensor, std::vector<std::int32_t>> consumers_;  // by storage
   std::vector<std::vector<VTensor>> op_outputs_;
 };
@@ -158,8 +158,8 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   if (op.kind == OpKind::kCollective) {
     n.kind = graph::NodeKind::kCollective;
     n.coll = op.coll;
-    n.stream = op.axis == static_cast<std::uint8_t>(Axis::kDP) ? graph::Stream::kDP
-                                                                : graph::Stream::kTP;
+    n.stream =
+        op.axis == static_cast<std::uint8_t>(Axis::kDP) ? graph::Stream::kDP : graph::Stream::kTP;
     p.axis = op.axis;
   } else if (op.kind == OpKind::kSplit) {
     n.fixed_duration = 0;  // gradients of views land in one buffer: no kernel
@@ -207,9 +207,9 @@ void Lowering::plan_memory(BlockProgram& prog) {
     if (!escapes && last >= 0) {
       ops_[static_cast<std::size_t>(last)].node.mem_free += bytes;
     }
-    bool from_forward = external ? std::find(b_.inputs.begin(), b_.inputs.end(), s.t) !=
-                                       b_.inputs.end()
-                                 : from < prog.n_fwd;
+    bool from_forward = external
+                            ? std::find(b_.inputs.begin(), b_.inputs.end(), s.t) != b_.inputs.end()
+                            : from < prog.n_fwd;
     if (from_forward && last >= prog.n_fwd) {
       prog.saved_bytes += static_cast<double>(bytes);
     }
@@ -254,8 +254,8 @@ BlockProgram Lowering::run() {
   }
   for (const auto& wg : b_.backward.weight_grads) {
     std::int32_t idx = producer_index(VTensor{wg.second, false});
-    if (idx >= 0 && std::find(prog.wgrad_ops.begin(), prog.wgrad_ops.end(), idx) ==
-                        prog.wgrad_ops.end()) {
+    if (idx >= 0 &&
+        std::find(prog.wgrad_ops.begin(), prog.wgrad_ops.end(), idx) == prog.wgrad_ops.end()) {
       prog.wgrad_ops.push_back(idx);
     }
   }

@@ -20,11 +20,12 @@ namespace {
 constexpr std::array<std::string_view, 8> kTopKeys = {
     "name", "description", "model", "training", "parallelism", "schedule", "cluster", "seed"};
 constexpr std::array<std::string_view, 12> kModelKeys = {
-    "preset", "layers", "hidden", "heads", "kv_heads", "ffn",
-    "vocab",  "activation", "norm", "tied_embeddings", "dropout", "bias"};
+    "preset", "layers",     "hidden", "heads",           "kv_heads", "ffn",
+    "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias"};
 constexpr std::array<std::string_view, 9> kTrainingKeys = {
-    "seq_len",   "global_batch", "micro_batch", "precision",          "recompute",
-    "distributed_optimizer", "attention", "grad_bucket", "overlap_grad_reduce"};
+    "seq_len",   "global_batch", "micro_batch",
+    "precision", "recompute",    "distributed_optimizer",
+    "attention", "grad_bucket",  "overlap_grad_reduce"};
 constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
 constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
 
@@ -117,7 +118,7 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   }
   if (auto v = n.find("recompute")) {
     std::string r = v->as_choice(kRecompute);
-    t.recompute = r == "none" ? Recompute::kNone
+    t.recompute = r == "none"        ? Recompute::kNone
                   : r == "selective" ? Recompute::kSelective
                                      : Recompute::kFull;
   }
@@ -125,8 +126,8 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
     t.distributed_optimizer = v->as_bool();
   }
   if (auto v = n.find("attention")) {
-    t.attention = v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash
-                                                      : AttentionKernel::kUnfused;
+    t.attention =
+        v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
   }
   if (auto v = n.find("overlap_grad_reduce")) {
     t.overlap_grad_reduce = v->as_bool();
@@ -219,8 +220,8 @@ void validate(const YamlNode& root, Scenario& s) {
   const YamlNode dev = root.at("cluster").at("devices");
   if (p.dp == 0) {
     if (s.cluster.devices % (p.tp * p.pp) != 0) {
-      dev.fail(fmt::format("devices={} is not a multiple of tp*pp={}", s.cluster.devices,
-                           p.tp * p.pp));
+      dev.fail(
+          fmt::format("devices={} is not a multiple of tp*pp={}", s.cluster.devices, p.tp * p.pp));
     }
     p.dp = s.cluster.devices / (p.tp * p.pp);
   }
@@ -231,13 +232,13 @@ void validate(const YamlNode& root, Scenario& s) {
   const YamlNode tr = root.at("training");
   auto& t = s.training;
   if (t.global_batch % p.dp != 0) {
-    tr.at("global_batch").fail(fmt::format("global_batch={} is not divisible by dp={}",
-                                           t.global_batch, p.dp));
+    tr.at("global_batch")
+        .fail(fmt::format("global_batch={} is not divisible by dp={}", t.global_batch, p.dp));
   }
   if ((t.global_batch / p.dp) % t.micro_batch != 0) {
-    tr.at("micro_batch").fail(
-        fmt::format("micro_batch={} does not divide global_batch/dp = {}/{} = {}", t.micro_batch,
-                    t.global_batch, p.dp, t.global_batch / p.dp));
+    tr.at("micro_batch")
+        .fail(fmt::format("micro_batch={} does not divide global_batch/dp = {}/{} = {}",
+                          t.micro_batch, t.global_batch, p.dp, t.global_batch / p.dp));
   }
 }
 
@@ -251,8 +252,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   root.check_keys(kTopKeys);
   Scenario s;
   s.file = path;
-  s.name = root.has("name") ? root.at("name").as_string()
-                            : std::filesystem::path(path).stem().string();
+  s.name =
+      root.has("name") ? root.at("name").as_string() : std::filesystem::path(path).stem().string();
   read_model(root.at("model"), s.model);
   read_training(root.at("training"), s.training);
   read_parallel(root.at("parallelism"), s.parallel);
@@ -268,8 +269,8 @@ double ModelConfig::parameters() const {
   double ffn_in = h * static_cast<double>(ffn) * (activation == Activation::kSwiglu ? 2.0 : 1.0);
   double layer = qkv + h * h + ffn_in + static_cast<double>(ffn) * h + 2.0 * h;
   if (bias) {
-    layer += static_cast<double>((heads + 2 * kv_heads) * head_dim()) + h +
-             ffn_in / h + h + 2.0 * h;
+    layer +=
+        static_cast<double>((heads + 2 * kv_heads) * head_dim()) + h + ffn_in / h + h + 2.0 * h;
   }
   double embed = static_cast<double>(vocab) * h;
   return static_cast<double>(layers) * layer + embed * (tied_embeddings ? 1.0 : 2.0) + h;
@@ -281,9 +282,12 @@ std::string_view schedule_name(ScheduleKind k) {
 
 std::string_view recompute_name(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }

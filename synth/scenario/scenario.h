@@ -31,8 +31,8 @@ struct ModelConfig {
   Activation activation = Activation::kGelu;
   NormKind norm = NormKind::kLayerNorm;
   bool tied_embeddings = false;
-  double dropout = 0.0;       // > 0: dropout masks are kept for backward
-  bool bias = true;           // linear layers carry biases (GPT) or not (Llama)
+  double dropout = 0.0;  // > 0: dropout masks are kept for backward
+  bool bias = true;      // linear layers carry biases (GPT) or not (Llama)
 
   [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters
@@ -56,12 +56,12 @@ struct ParallelConfig {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
-  bool sp = false;                                         // sequence parallel (needs tp > 1)
+  bool sp = false;                                              // sequence parallel (needs tp > 1)
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
 };
 
 struct ClusterConfig {
-  std::string hardware;        // profile name or path
+  std::string hardware;  // profile name or path
   base::SourceLoc hardware_at;
   topology::TopologySpec topology;
   std::int64_t devices = 0;

@@ -71,8 +71,7 @@ TensorId Autodiff::combine(TensorId t) {
   std::vector<TensorId> converted;
   for (TensorId p : parts) {
     if (x.weight) {
-      target.partial = static_cast<AxisMask>(g_.tensor(p).layout.partial &
-                                             axis_bit(Axis::kDP));
+      target.partial = static_cast<AxisMask>(g_.tensor(p).layout.partial & axis_bit(Axis::kDP));
     }
     converted.push_back(g_.convert(p, target, Phase::kBackward));
   }
@@ -135,10 +134,12 @@ void Autodiff::backward_of(OpId id) {
   }
   const Tensor x0 = g_.tensor(op.in[0]);
   switch (op.kind) {
-    case OpKind::kEinsum: einsum_backward(op, dy); break;
+    case OpKind::kEinsum:
+      einsum_backward(op, dy);
+      break;
     case OpKind::kNorm: {
-      TensorId dx = kernel(op.name + ".bwd", OpClass::kNorm, {op.in[0], dy}, x0.layout,
-                           x0.dtype, 10.0);
+      TensorId dx =
+          kernel(op.name + ".bwd", OpClass::kNorm, {op.in[0], dy}, x0.layout, x0.dtype, 10.0);
       contribute(op.in[0], dx);
       Layout gl = g_.tensor(op.in[1]).layout;  // gamma: partial over the axes of the rows
       for (char l : x0.layout.labels) {
@@ -159,8 +160,8 @@ void Autodiff::backward_of(OpId id) {
                                   x0.layout, x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0));
       break;
     case OpKind::kSoftmax:
-      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy},
-                                  x0.layout, x0.dtype, 4.0));
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy}, x0.layout,
+                                  x0.dtype, 4.0));
       break;
     case OpKind::kDropout:
       contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
@@ -176,8 +177,8 @@ void Autodiff::backward_of(OpId id) {
       contribute(op.in[1], dy);
       break;
     case OpKind::kExpand:
-      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout,
-                                  x0.dtype, 1.0));
+      contribute(op.in[0],
+                 kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout, x0.dtype, 1.0));
       break;
     case OpKind::kAttention: {
       // FlashAttention backward: recompute QK^T, then dV, dP, dQ, dK: 5 matmuls vs 2.
@@ -247,8 +248,8 @@ BackwardResult Autodiff::run(const std::vector<TensorId>& outputs,
   r.first_op = n_fwd;
   g_.set_phase(Phase::kBackward);
   for (TensorId y : outputs) {
-    TensorId dy = g_.input(g_.tensor(y).name + ".grad", dual(g_.tensor(y).layout),
-                           g_.tensor(y).dtype);
+    TensorId dy =
+        g_.input(g_.tensor(y).name + ".grad", dual(g_.tensor(y).layout), g_.tensor(y).dtype);
     r.grad_inputs.push_back(dy);
     contribute(y, dy);
   }

@@ -14,10 +14,10 @@
 namespace tessera::synth::stg {
 
 struct BackwardResult {
-  OpId first_op = 0;                                       // first backward op in the graph
-  std::vector<std::pair<TensorId, TensorId>> input_grads;  // block input -> its gradient
-  std::vector<std::pair<TensorId, TensorId>> weight_grads; // weight -> its gradient
-  std::vector<TensorId> grad_inputs;                       // the incoming output gradients
+  OpId first_op = 0;                                        // first backward op in the graph
+  std::vector<std::pair<TensorId, TensorId>> input_grads;   // block input -> its gradient
+  std::vector<std::pair<TensorId, TensorId>> weight_grads;  // weight -> its gradient
+  std::vector<TensorId> grad_inputs;                        // the incoming output gradients
 };
 
 // `outputs`: block outputs that receive a gradient from outside (a fresh input tensor of

@@ -19,7 +19,9 @@ EinsumSpec parse_einsum(const std::string& spec) {
   return {spec.substr(0, comma), spec.substr(comma + 1, arrow - comma - 1), spec.substr(arrow + 2)};
 }
 
-std::int64_t Graph::elements_of(TensorId t) const { return local_elements(tensor(t).layout, sym_); }
+std::int64_t Graph::elements_of(TensorId t) const {
+  return local_elements(tensor(t).layout, sym_);
+}
 
 std::int64_t Graph::bytes_of(TensorId t) const {
   return elements_of(t) * base::dtype_bytes(tensor(t).dtype);
@@ -74,7 +76,8 @@ void Graph::check_labels(TensorId t, const std::string& labels, const std::strin
 
 TensorId Graph::collective(TensorId x, CollType type, std::uint8_t axis, Layout out) {
   const Tensor src = tensor(x);  // a copy: new_tensor may reallocate
-  TensorId y = new_tensor(src.name + "." + std::string(graph::coll_type_name(type)), out, src.dtype);
+  TensorId y =
+      new_tensor(src.name + "." + std::string(graph::coll_type_name(type)), out, src.dtype);
   Op op;
   op.kind = OpKind::kCollective;
   op.name = tensor(y).name;
@@ -98,7 +101,8 @@ TensorId Graph::convert(TensorId x, Layout target, graph::Phase phase) {
   phase_ = phase;
   Layout cur = tensor(x).layout;
   if (cur.labels != target.labels) {
-    throw base::InternalError(fmt::format("convert {}: {} to {}", tensor(x).name, cur.str(), target.str()));
+    throw base::InternalError(
+        fmt::format("convert {}: {} to {}", tensor(x).name, cur.str(), target.str()));
   }
   for (std::uint8_t a = 0; a < kNumAxes; ++a) {
     AxisMask bit = static_cast<AxisMask>(1u << a);
@@ -156,8 +160,8 @@ Layout Graph::einsum_output(const std::string& spec, const Layout& a, const Layo
   for (std::size_t i = 0; i < s.c.size(); ++i) {
     std::uint8_t ax = a.find(s.c[i]) >= 0 ? a.axis_of(s.c[i]) : b.axis_of(s.c[i]);
     if (ax != kReplicated && out.uses_axis(ax)) {
-      throw base::InternalError(fmt::format("einsum {}: axis {} shards two output dimensions",
-                                            spec, axis_name(ax)));
+      throw base::InternalError(
+          fmt::format("einsum {}: axis {} shards two output dimensions", spec, axis_name(ax)));
     }
     out.shard[i] = ax;
   }

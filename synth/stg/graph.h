@@ -20,8 +20,21 @@ using TensorId = std::int32_t;
 using OpId = std::int32_t;
 
 enum class OpKind : unsigned char {
-  kEinsum, kNorm, kGelu, kSwiglu, kDropout, kDropoutAdd, kAdd, kSoftmax, kAttention,
-  kEmbedding, kLoss, kSplit, kExpand, kCollective, kGradient,  // kGradient: backward kernels
+  kEinsum,
+  kNorm,
+  kGelu,
+  kSwiglu,
+  kDropout,
+  kDropoutAdd,
+  kAdd,
+  kSoftmax,
+  kAttention,
+  kEmbedding,
+  kLoss,
+  kSplit,
+  kExpand,
+  kCollective,
+  kGradient,  // kGradient: backward kernels
 };
 
 struct Tensor {
@@ -60,7 +73,9 @@ class Graph {
   explicit Graph(SymbolTable sym) : sym_(std::move(sym)) {}
 
   [[nodiscard]] const SymbolTable& symbols() const { return sym_; }
-  [[nodiscard]] const Tensor& tensor(TensorId t) const { return tensors_[static_cast<std::size_t>(t)]; }
+  [[nodiscard]] const Tensor& tensor(TensorId t) const {
+    return tensors_[static_cast<std::size_t>(t)];
+  }
   [[nodiscard]] const Op& op(OpId o) const { return ops_[static_cast<std::size_t>(o)]; }
   Op& mutable_op(OpId o) { return ops_[static_cast<std::size_t>(o)]; }
   [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
@@ -84,7 +99,8 @@ class Graph {
   TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal);
   TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
   TensorId loss(const std::string& name, TensorId logits, char vocab);
-  std::vector<TensorId> split(const std::string& name, TensorId x, const std::vector<Layout>& parts);
+  std::vector<TensorId> split(const std::string& name, TensorId x,
+                              const std::vector<Layout>& parts);
   TensorId expand(const std::string& name, TensorId x, Layout out);
 
   // The matcher: returns `x` in layout `target`, inserting collectives (and free local

@@ -140,7 +140,8 @@ TensorId Graph::add(const std::string& name, TensorId a, TensorId b) {
   return y;
 }
 
-TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal) {
+TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v,
+                          bool causal) {
   // q [b,s,a,d], k and v [b,t,g,d]: whole sequences, heads consistently sharded.
   q = convert(q, whole(tensor(q).layout, 's'), phase_);
   Layout kv = whole(tensor(k).layout, 't');
@@ -164,7 +165,7 @@ TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, Tenso
   op.phase = phase_;
   op.cls = OpClass::kAttention;
   op.causal = causal;
-  op.model_flops = 4.0 * b * heads * s * t * d;  // QK^T and PV, no causal halving
+  op.model_flops = 4.0 * b * heads * s * t * d;               // QK^T and PV, no causal halving
   op.flops = causal ? op.model_flops / 2.0 : op.model_flops;  // the kernel skips masked blocks
   op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(t),
              static_cast<std::int64_t>(d), static_cast<std::int64_t>(b * heads)};

@@ -49,10 +49,14 @@ bool Layout::uses_axis(std::uint8_t a) const {
 
 std::string_view axis_name(std::uint8_t a) {
   switch (a) {
-    case static_cast<std::uint8_t>(Axis::kTP): return "tp";
-    case static_cast<std::uint8_t>(Axis::kDP): return "dp";
-    case static_cast<std::uint8_t>(Axis::kPP): return "pp";
-    default: return "-";
+    case static_cast<std::uint8_t>(Axis::kTP):
+      return "tp";
+    case static_cast<std::uint8_t>(Axis::kDP):
+      return "dp";
+    case static_cast<std::uint8_t>(Axis::kPP):
+      return "pp";
+    default:
+      return "-";
   }
 }
 

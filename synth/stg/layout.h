@@ -18,7 +18,9 @@ constexpr int kMaxDims = 6;
 constexpr int kNumAxes = 3;  // Axis::kTP, kDP, kPP
 
 using AxisMask = std::uint8_t;
-constexpr AxisMask axis_bit(Axis a) { return static_cast<AxisMask>(1u << static_cast<unsigned>(a)); }
+constexpr AxisMask axis_bit(Axis a) {
+  return static_cast<AxisMask>(1u << static_cast<unsigned>(a));
+}
 
 // Sizes of the symbolic dimensions (by label) and of the mesh axes.
 class SymbolTable {
@@ -27,7 +29,9 @@ class SymbolTable {
   void set_axis(Axis a, std::int64_t size) { axes_[static_cast<std::size_t>(a)] = size; }
   [[nodiscard]] std::int64_t size(char label) const;
   [[nodiscard]] std::int64_t axis_size(Axis a) const { return axes_[static_cast<std::size_t>(a)]; }
-  [[nodiscard]] std::int64_t axis_size(std::uint8_t a) const { return a == kReplicated ? 1 : axes_[a]; }
+  [[nodiscard]] std::int64_t axis_size(std::uint8_t a) const {
+    return a == kReplicated ? 1 : axes_[a];
+  }
 
  private:
   std::array<std::int64_t, 128> sizes_{};
@@ -35,18 +39,18 @@ class SymbolTable {
 };
 
 struct Layout {
-  std::string labels;                      // one einsum label per dimension, e.g. "bsh"
+  std::string labels;  // one einsum label per dimension, e.g. "bsh"
   std::array<std::uint8_t, kMaxDims> shard{kReplicated, kReplicated, kReplicated,
-                                            kReplicated, kReplicated, kReplicated};
-  AxisMask partial = 0;                    // partial sum over these axes
+                                           kReplicated, kReplicated, kReplicated};
+  AxisMask partial = 0;  // partial sum over these axes
 
   Layout() = default;
   explicit Layout(std::string l) : labels(std::move(l)) {}
-  Layout& sharded(char label, Axis a);     // builder-style helpers
+  Layout& sharded(char label, Axis a);                   // builder-style helpers
   [[nodiscard]] std::uint8_t axis_of(char label) const;  // kReplicated if absent/replicated
   [[nodiscard]] int find(char label) const;
   [[nodiscard]] bool uses_axis(std::uint8_t a) const;
-  [[nodiscard]] std::string str() const;   // "[b/dp, s/tp, h] partial(tp)"
+  [[nodiscard]] std::string str() const;  // "[b/dp, s/tp, h] partial(tp)"
   bool operator==(const Layout&) const = default;
 };
 

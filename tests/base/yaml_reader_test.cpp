@@ -38,19 +38,20 @@ TEST(YamlReader, IntegersAreCheckedWithPosition) {
 TEST(YamlReader, QuantitiesNeedUnitsAndPositiveValues) {
   auto root = YamlNode::load_string("bw: 900 GB/s\nbad: 900\nneg: -5 GB/s\n", "x.yaml");
   EXPECT_DOUBLE_EQ(root.at("bw").as_quantity(Dimension::kBandwidth), 900e9);
-  EXPECT_NE(error_of([&] { (void)root.at("bad").as_quantity(Dimension::kBandwidth); })
-                .find("expected a bandwidth with a unit"),
+  EXPECT_NE(error_of([&] {
+              (void)root.at("bad").as_quantity(Dimension::kBandwidth);
+            }).find("expected a bandwidth with a unit"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { (void)root.at("neg").as_quantity(Dimension::kBandwidth); })
-                .find("expected a positive value"),
+  EXPECT_NE(error_of([&] {
+              (void)root.at("neg").as_quantity(Dimension::kBandwidth);
+            }).find("expected a positive value"),
             std::string::npos);
 }
 
 TEST(YamlReader, EmptyAndMalformedFilesAreInputErrors) {
   EXPECT_EQ(error_of([] { (void)YamlNode::load_string("", "e.yaml"); }),
             "e.yaml: error: the file is empty; expected a YAML mapping");
-  EXPECT_NE(error_of([] { (void)YamlNode::load_string("a: [1, 2\n", "m.yaml"); })
-                .find("m.yaml:"),
+  EXPECT_NE(error_of([] { (void)YamlNode::load_string("a: [1, 2\n", "m.yaml"); }).find("m.yaml:"),
             std::string::npos);
 }
 

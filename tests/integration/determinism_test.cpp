@@ -110,8 +110,10 @@ class Determinism : public ::testing::TestWithParam<Case> {};
 TEST_P(Determinism, SynthesisIsDeterministic) {
   for (bool share : {true, false}) {
     SCOPED_TRACE(share ? "shared classes" : "one graph per rank");
-    const graph::ExecGraph a = synth::synthesize(GetParam().scenario, {.share_rank_classes = share});
-    const graph::ExecGraph b = synth::synthesize(GetParam().scenario, {.share_rank_classes = share});
+    const graph::ExecGraph a =
+        synth::synthesize(GetParam().scenario, {.share_rank_classes = share});
+    const graph::ExecGraph b =
+        synth::synthesize(GetParam().scenario, {.share_rank_classes = share});
     expect_same_graph(a, b);
   }
 }

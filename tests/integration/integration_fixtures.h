@@ -21,7 +21,9 @@ struct Case {
 };
 
 // gtest prints a parameter with this instead of its bytes.
-inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+inline void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // Like scenarios/tiny.yaml: 2 layers, hidden 256, 4 heads, seq 128, TP2 PP2 DP2 and 1F1B on
 // the 8 H100s of one node.

@@ -30,8 +30,8 @@ std::string block_of(const graph::ExecGraph& g, const graph::Node& n) {
 // Alloc and free totals of one rank graph, with a per-block and per-name breakdown of where
 // the unbalanced bytes sit (for the failure message).
 std::string imbalance_report(const graph::ExecGraph& g, const graph::RankGraph& rg) {
-  std::map<std::string, std::int64_t> by_block;    // alloc - free per block (all microbatches)
-  std::map<std::int32_t, std::int64_t> by_mb;      // alloc - free per microbatch
+  std::map<std::string, std::int64_t> by_block;  // alloc - free per block (all microbatches)
+  std::map<std::int32_t, std::int64_t> by_mb;    // alloc - free per microbatch
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> by_name;  // microbatch 0 only
   for (const graph::Node& n : rg.nodes) {
     by_block[block_of(g, n)] += n.mem_alloc - n.mem_free;
@@ -86,9 +86,8 @@ TEST_P(MemoryBalance, EveryAllocationIsFreedByTheEndOfTheStep) {
     }
     EXPECT_EQ(lowest, 0) << GetParam().name << ", rank " << g.class_rep[c]
                          << ": frees precede their allocations; live bytes reach " << lowest
-                         << " at node " << lowest_at << " ("
-                         << g.names[rg.nodes[lowest_at].name] << ", microbatch "
-                         << rg.nodes[lowest_at].microbatch << ")";
+                         << " at node " << lowest_at << " (" << g.names[rg.nodes[lowest_at].name]
+                         << ", microbatch " << rg.nodes[lowest_at].microbatch << ")";
     EXPECT_GT(alloc, 0) << "rank " << g.class_rep[c] << " allocates nothing";
     EXPECT_EQ(alloc, freed) << GetParam().name << ", rank " << g.class_rep[c] << " (stage "
                             << rg.stage << "): allocated " << alloc << " B, freed " << freed

@@ -38,7 +38,9 @@ struct Costs {
   SimTime c = 0;
 };
 
-std::string label(const Task& t) { return synth::schedule::to_string({t}); }
+std::string label(const Task& t) {
+  return synth::schedule::to_string({t});
+}
 
 // Rank r's graph: each op waits on a zero-byte recv from its upstream stage and sends a
 // zero-byte message downstream; F(j) = costs.f, B(j) = costs.b.
@@ -168,8 +170,7 @@ TEST(Pipeline, GPipeP4M8) {
   const std::string golden = "F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7";
   for (const RankStats& r : s.ranks) {
     EXPECT_NEAR(r.idle_s, 9e-6, 1e-15) << "rank " << r.rank;
-    EXPECT_EQ(synth::schedule::to_string(stage_order(ScheduleKind::kGpipe, 4, r.rank, 8)),
-              golden);
+    EXPECT_EQ(synth::schedule::to_string(stage_order(ScheduleKind::kGpipe, 4, r.rank, 8)), golden);
     EXPECT_EQ(executed_order(pr, r.rank), golden) << "rank " << r.rank;
   }
   expect_bubble_identity(s, 4, 8, costs);

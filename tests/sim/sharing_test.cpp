@@ -230,9 +230,8 @@ TEST(Sharing, FallbackRelabelsGroupsListedTwice) {
   p.scale_out.latency = 1'000'000;
   topology::Cluster c = make_cluster(p, 6, 3);  // replica 1 = ranks {2, 3} spans two nodes
   RunStats full = run(per_rank(pp_dp_groups(2, 3), 6, pp_dp_graph(2, 3)), c, p);
-  RunStats fallback =
-      run(shared(pp_dp_groups(2, 3), stage_classes(2, 3), first_replica(2), pp_dp_graph(2, 3)),
-          c, p);
+  RunStats fallback = run(
+      shared(pp_dp_groups(2, 3), stage_classes(2, 3), first_replica(2), pp_dp_graph(2, 3)), c, p);
   EXPECT_EQ(fallback.simulated_ranks, 6);
   EXPECT_FALSE(fallback.sharing_fallback.empty());
   expect_same(full, fallback);

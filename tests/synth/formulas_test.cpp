@@ -53,8 +53,10 @@ double korthikanti_activation(const Scenario& s, const MemCase& c) {
   double t = static_cast<double>(c.tp);
   double sbh = sq * b * h;
   switch (c.recompute) {
-    case Recompute::kFull: return 2.0 * sbh / (c.sp ? t : 1.0);
-    case Recompute::kSelective: return c.sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
+    case Recompute::kFull:
+      return 2.0 * sbh / (c.sp ? t : 1.0);
+    case Recompute::kSelective:
+      return c.sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
     case Recompute::kNone:
       return c.sp ? sbh / t * (34.0 + 5.0 * a * sq / h)
                   : sbh * (10.0 + 24.0 / t + 5.0 * a * sq / (h * t));

@@ -58,8 +58,8 @@ struct Outcome {
   double step_s = 0.0;
   double hardware_flops = 0.0;
   double model_flops = 0.0;
-  double static_gib = 0.0;    // stage 0
-  double dynamic_gib = 0.0;   // stage 0 peak above static
+  double static_gib = 0.0;   // stage 0
+  double dynamic_gib = 0.0;  // stage 0 peak above static
 };
 
 Outcome simulate(const synth::Scenario& s) {
@@ -108,8 +108,8 @@ std::vector<Row> korthikanti(const YAML::Node& doc) {
     s.training.global_batch = c["gbs"].as<std::int64_t>();
     s.training.recompute = synth::Recompute::kFull;
     Outcome full = simulate(s);
-    rows.push_back({s.name, "step time, full recompute (s)", full.step_s,
-                    c["step_s_full"].as<double>(), ""});
+    rows.push_back(
+        {s.name, "step time, full recompute (s)", full.step_s, c["step_s_full"].as<double>(), ""});
     s.parallel.sp = true;
     s.training.recompute = synth::Recompute::kSelective;
     Outcome sel = simulate(s);
@@ -158,7 +158,8 @@ std::string table(const std::vector<Row>& rows) {
 }
 
 TEST(Validation, MegatronA100) {
-  YAML::Node doc = YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/tests/validation/a100_megatron.yaml");
+  YAML::Node doc =
+      YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/tests/validation/a100_megatron.yaml");
   std::vector<Row> rows = narayanan(doc);
   std::vector<Row> k = korthikanti(doc);
   rows.insert(rows.end(), k.begin(), k.end());
