@@ -49,9 +49,10 @@ struct Context {
   const parallel::Mesh& mesh;
   std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
-  std::vector<std::uint32_t> p2p_names;  // send act, recv act, send grad, recv grad
+  std::vector<std::int32_t> embed_group_of;  // rank -> tied-embedding group (first+last stage)
+  std::vector<std::uint32_t> p2p_names;      // send act, recv act, send grad, recv grad
   std::uint32_t optimizer_name = 0;
-  std::vector<std::uint32_t> bucket_names;
+  std::vector<std::uint32_t> bucket_names;  // grad bucket, param gather, embedding grads
 };
 
 class StageBuilder {
@@ -67,6 +68,7 @@ class StageBuilder {
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction();
+  void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;
   std::int64_t rank_;
@@ -234,6 +236,7 @@ void StageBuilder::gradient_reduction() {
     }
   }
   flush();
+  embedding_reduction(buckets);
   double params = static_cast<double>(g_.static_memory);  // filled by caller: local params
   Node opt;
   opt.kind = graph::NodeKind::kCompute;
@@ -259,6 +262,32 @@ void StageBuilder::gradient_reduction() {
       g_.add(n, {o});
     }
   }
+}
+
+// Tied embeddings over several stages: the first stage's table and the last stage's copy
+// sum their gradients over the embedding group (Megatron's _allreduce_embedding_grads).
+void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
+  std::int32_t group = c_.embed_group_of[static_cast<std::size_t>(rank_)];
+  if (group < 0) {
+    return;
+  }
+  const StageBlock& b = stage_ == 0 ? blocks_.front() : blocks_.back();
+  std::size_t k = stage_ == 0 ? 0 : blocks_.size() - 1;
+  std::vector<NodeId> deps;
+  for (std::int32_t w : b.prog->wgrad_ops) {
+    deps.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - b.prog->n_fwd));
+  }
+  const Scenario& s = c_.s;
+  Node n;
+  n.kind = graph::NodeKind::kCollective;
+  n.coll = graph::CollType::kAllReduce;
+  n.stream = graph::Stream::kDP;
+  n.group = group;
+  n.bytes = 4.0 * static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
+  n.dtype = base::DType::kFP32;
+  n.phase = graph::Phase::kBackward;
+  n.name = c_.bucket_names[2];
+  before_optimizer.push_back(g_.add(n, deps));
 }
 
 RankGraph StageBuilder::build() {
@@ -332,6 +361,21 @@ void make_groups(ExecGraph& g, Context& c) {
       g.groups.push_back(std::move(grp));
     }
   }
+  c.embed_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  if (!c.s.model.tied_embeddings || mesh.axis_size(Axis::kPP) == 1) {
+    return;
+  }
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    if (mesh.coord(r)[Axis::kPP] != 0) {
+      continue;
+    }
+    auto last = mesh.neighbour(r, Axis::kPP, mesh.axis_size(Axis::kPP) - 1);
+    auto id = static_cast<std::int32_t>(g.groups.size());
+    g.groups.push_back(
+        {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(last)}});
+    c.embed_group_of[static_cast<std::size_t>(r)] = id;
+    c.embed_group_of[static_cast<std::size_t>(last)] = id;
+  }
 }
 
 }  // namespace
@@ -341,7 +385,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   parallel::Mesh mesh(s.parallel);
   ExecGraph g;
   g.num_ranks = static_cast<std::int32_t>(mesh.size());
-  Context c{s, progs, mesh, {}, {}, {}, 0, {}};
+  Context c{s, progs, mesh, {}, {}, {}, {}, 0, {}};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
@@ -350,7 +394,8 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.p2p_names = {g.intern("pp.send_activation"), g.intern("pp.recv_activation"),
                  g.intern("pp.send_grad"), g.intern("pp.recv_grad")};
   c.optimizer_name = g.intern("optimizer.adam");
-  c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather")};
+  c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather"),
+                    g.intern("pp.embedding_grad_allreduce")};
   make_groups(g, c);
 
   std::vector<std::int64_t> reps;

@@ -169,7 +169,9 @@ Block make_head(const Scenario& s) {
   g.loss("loss", logits, 'v');
   b.inputs = {x};
   b.params = weight_params(g);
-  if (s.model.tied_embeddings) {  // the output layer reuses the input embedding's table
+  // A tied output layer reuses the input embedding's table; across pipeline stages Megatron
+  // keeps a copy (with its own gradient and optimizer state) on the last stage instead.
+  if (s.model.tied_embeddings && s.parallel.pp == 1) {
     b.params -= static_cast<double>(g.elements_of(w));
   }
   b.backward = stg::derive_backward(g, {}, b.inputs);

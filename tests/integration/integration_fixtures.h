@@ -71,6 +71,15 @@ inline std::vector<Case> cases() {
   synth::Scenario dp_across = two_node;
   dp_across.parallel.order = {synth::Axis::kTP, synth::Axis::kPP, synth::Axis::kDP};
   out.push_back({"two_node_dp_across_nodes", dp_across});
+
+  // Tied embeddings over four stages: the first and last stages all-reduce the table's
+  // gradient; non-overlapped data-parallel reduction (LocalDDP).
+  synth::Scenario tied = tiny_like(1, 4, 2);
+  tied.model.layers = 4;
+  tied.model.tied_embeddings = true;
+  tied.training.global_batch = 16;
+  tied.training.overlap_grad_reduce = false;
+  out.push_back({"pp4_dp2_tied_embeddings_no_overlap", tied});
   return out;
 }
 
