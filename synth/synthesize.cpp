@@ -61,31 +61,49 @@ class StageBuilder {
   RankGraph build();
 
  private:
-  void forward(std::int32_t mb);
-  void backward(std::int32_t mb);
+  void forward(std::int32_t mb, std::int32_t chunk);
+  void backward(std::int32_t mb, std::int32_t chunk);
+  void place_blocks();
+  [[nodiscard]] std::int64_t rank_of_stage(std::int32_t vstage) const;
+  [[nodiscard]] std::int64_t tag(std::int32_t mb, std::int32_t vstage, bool grad) const {
+    return (static_cast<std::int64_t>(mb) * vstages_ + vstage) * 2 + (grad ? 1 : 0);
+  }
+  [[nodiscard]] std::size_t slot(std::int32_t mb, std::int32_t chunk, std::size_t k) const {
+    return static_cast<std::size_t>(mb) * total_blocks_ + offset_[static_cast<std::size_t>(chunk)] +
+           k;
+  }
   NodeId instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd, NodeId ext_bwd,
                      std::size_t slot);
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
-  void gradient_reduction();
+  void gradient_reduction(double params);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;
   std::int64_t rank_;
   RankGraph g_;
-  std::vector<StageBlock> blocks_;
-  std::vector<NodeId> fwd_base_;       // per (mb, block slot)
-  std::vector<NodeId> fwd_input_;      // per (mb, block slot): producer of the block input
-  std::vector<NodeId> last_bwd_base_;  // per block slot: base of its last backward instance
-  std::int32_t stage_ = 0;
-  std::int32_t stages_ = 1;
+  std::vector<std::vector<StageBlock>> chunks_;  // per model chunk: its blocks
+  std::vector<StageBlock> blocks_;               // all chunks' blocks, chunk by chunk
+  std::vector<std::size_t> offset_;              // per chunk: index of its first block
+  std::size_t total_blocks_ = 0;
+  std::vector<NodeId> fwd_base_;       // per (mb, chunk, block)
+  std::vector<NodeId> fwd_input_;      // per (mb, chunk, block): producer of the block input
+  std::vector<NodeId> fwd_out_;        // per (mb, chunk): producer of the chunk's output
+  std::vector<NodeId> bwd_out_;        // per (mb, chunk): producer of the chunk's input grad
+  std::vector<NodeId> last_bwd_base_;  // per (chunk, block): base of its last backward
+  std::int32_t stage_ = 0;             // pipeline rank
+  std::int32_t stages_ = 1;            // pipeline ranks, p
+  std::int32_t vstages_ = 1;           // virtual stages, v * p
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
                          std::int64_t bytes, NodeId dep, std::uint32_t name, std::int32_t mb) {
   Node n;
   n.kind = kind;
-  n.stream = kind == graph::NodeKind::kSend ? graph::Stream::kPPSend : graph::Stream::kPPRecv;
+  bool grad = tag % 2 == 1;
+  n.stream = kind == graph::NodeKind::kSend
+                 ? (grad ? graph::Stream::kPPSendBwd : graph::Stream::kPPSendFwd)
+                 : (grad ? graph::Stream::kPPRecvBwd : graph::Stream::kPPRecvFwd);
   n.peer = static_cast<std::int32_t>(peer);
   n.tag = tag;
   n.bytes = static_cast<double>(bytes);
@@ -97,7 +115,7 @@ NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t t
   } else {
     n.mem_alloc = bytes;
   }
-  n.phase = tag % 2 == 0 ? graph::Phase::kForward : graph::Phase::kBackward;
+  n.phase = grad ? graph::Phase::kBackward : graph::Phase::kForward;
   if (dep == kNone) {
     return g_.add(n);
   }
@@ -140,53 +158,69 @@ NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, bool bwd,
   return base;
 }
 
-void StageBuilder::forward(std::int32_t mb) {
-  NodeId prev = kNone;
+std::int64_t StageBuilder::rank_of_stage(std::int32_t vstage) const {
+  return c_.mesh.neighbour(rank_, Axis::kPP, vstage % stages_ - stage_);
+}
+
+void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
+  const std::int32_t vs = chunk * stages_ + stage_;
   const BlockProgram& layer = c_.progs.layer;
-  if (stage_ > 0) {
-    prev = p2p(graph::NodeKind::kRecv, c_.mesh.neighbour(rank_, Axis::kPP, -1), 2L * mb,
-               layer.out_bytes, kNone, c_.p2p_names[1], mb);
+  const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
+  NodeId prev = kNone;
+  if (vs > 0) {
+    std::int64_t src = rank_of_stage(vs - 1);
+    prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(chunk - 1)]
+                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
+                              kNone, c_.p2p_names[1], mb);
   }
-  for (std::size_t k = 0; k < blocks_.size(); ++k) {
-    std::size_t slot = static_cast<std::size_t>(mb) * blocks_.size() + k;
-    fwd_input_[slot] = prev;
-    NodeId base = instantiate(blocks_[k], mb, false, prev, kNone, slot);
-    fwd_base_[slot] = base;
-    if (blocks_[k].prog->fwd_out >= 0) {
-      prev = base + static_cast<NodeId>(blocks_[k].prog->fwd_out);
+  const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    std::size_t sl = slot(mb, chunk, k);
+    fwd_input_[sl] = prev;
+    NodeId base = instantiate(blocks[k], mb, false, prev, kNone, sl);
+    fwd_base_[sl] = base;
+    if (blocks[k].prog->fwd_out >= 0) {
+      prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
     }
   }
-  if (stage_ < stages_ - 1) {
-    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb, layer.out_bytes,
+  fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
+  if (vs < vstages_ - 1 && rank_of_stage(vs + 1) != rank_) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(vs + 1), tag(mb, vs + 1, false), layer.out_bytes,
         prev, c_.p2p_names[0], mb);
   }
 }
 
-void StageBuilder::backward(std::int32_t mb) {
-  NodeId grad = kNone;
+void StageBuilder::backward(std::int32_t mb, std::int32_t chunk) {
+  const std::int32_t vs = chunk * stages_ + stage_;
   const BlockProgram& layer = c_.progs.layer;
-  if (stage_ < stages_ - 1) {
-    grad = p2p(graph::NodeKind::kRecv, c_.mesh.neighbour(rank_, Axis::kPP, 1), 2L * mb + 1,
-               layer.in_grad_bytes, kNone, c_.p2p_names[3], mb);
+  const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
+  NodeId grad = kNone;
+  if (vs < vstages_ - 1) {
+    std::int64_t src = rank_of_stage(vs + 1);
+    grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(chunk + 1)]
+                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), layer.in_grad_bytes,
+                              kNone, c_.p2p_names[3], mb);
   }
-  for (std::size_t k = blocks_.size(); k-- > 0;) {
-    std::size_t slot = static_cast<std::size_t>(mb) * blocks_.size() + k;
-    NodeId base = instantiate(blocks_[k], mb, true, fwd_input_[slot], grad, slot);
-    last_bwd_base_[k] = base;
-    if (blocks_[k].prog->bwd_out >= 0) {
-      grad = base + static_cast<NodeId>(blocks_[k].prog->bwd_out - blocks_[k].prog->n_fwd);
+  const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
+  for (std::size_t k = blocks.size(); k-- > 0;) {
+    std::size_t sl = slot(mb, chunk, k);
+    NodeId base = instantiate(blocks[k], mb, true, fwd_input_[sl], grad, sl);
+    last_bwd_base_[offset_[static_cast<std::size_t>(chunk)] + k] = base;
+    if (blocks[k].prog->bwd_out >= 0) {
+      grad = base + static_cast<NodeId>(blocks[k].prog->bwd_out - blocks[k].prog->n_fwd);
     }
   }
-  if (stage_ > 0) {
-    p2p(graph::NodeKind::kSend, c_.mesh.neighbour(rank_, Axis::kPP, -1), 2L * mb + 1,
-        layer.in_grad_bytes, grad, c_.p2p_names[2], mb);
+  bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
+  if (vs > 0 && rank_of_stage(vs - 1) != rank_) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true), layer.in_grad_bytes,
+        grad, c_.p2p_names[2], mb);
   }
 }
 
 // Gradients accumulate over microbatches; after the last backward of each bucket's blocks
 // the bucket is reduced over the data-parallel group (overlapping the rest of backward),
 // then the optimizer steps (distributed optimizer: on its shard, then gathers parameters).
-void StageBuilder::gradient_reduction() {
+void StageBuilder::gradient_reduction(double params) {
   const Scenario& s = c_.s;
   std::int32_t dp_group =
       c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
@@ -237,7 +271,6 @@ void StageBuilder::gradient_reduction() {
   }
   flush();
   embedding_reduction(buckets);
-  double params = static_cast<double>(g_.static_memory);  // filled by caller: local params
   Node opt;
   opt.kind = graph::NodeKind::kCompute;
   opt.op = graph::OpClass::kOptimizer;
@@ -290,37 +323,55 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   before_optimizer.push_back(g_.add(n, deps));
 }
 
+// Virtual stage t = chunk * p + rank holds layers [t*L/(v*p), (t+1)*L/(v*p)); the first
+// virtual stage also holds the embedding, the last one the head and loss.
+void StageBuilder::place_blocks() {
+  const Scenario& s = c_.s;
+  auto v = static_cast<std::int32_t>(s.schedule.chunks);
+  vstages_ = v * stages_;
+  auto per_stage = static_cast<std::int32_t>(s.model.layers / vstages_);
+  for (std::int32_t c = 0; c < v; ++c) {
+    std::int32_t vs = c * stages_ + stage_;
+    std::vector<StageBlock> blocks;
+    if (vs == 0) {
+      blocks.push_back({&c_.progs.embed, -1, 0});
+    }
+    for (std::int32_t l = vs * per_stage; l < (vs + 1) * per_stage; ++l) {
+      blocks.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
+    }
+    if (vs == vstages_ - 1) {
+      blocks.push_back({&c_.progs.head, -1, 1});
+    }
+    offset_.push_back(total_blocks_);
+    total_blocks_ += blocks.size();
+    blocks_.insert(blocks_.end(), blocks.begin(), blocks.end());
+    chunks_.push_back(std::move(blocks));
+  }
+}
+
 RankGraph StageBuilder::build() {
   const Scenario& s = c_.s;
   stages_ = static_cast<std::int32_t>(s.parallel.pp);
   stage_ = static_cast<std::int32_t>(c_.mesh.coord(rank_)[Axis::kPP]);
-  auto per_stage = static_cast<std::int32_t>(s.model.layers / s.parallel.pp);
-  if (stage_ == 0) {
-    blocks_.push_back({&c_.progs.embed, -1, 0});
-  }
-  for (std::int32_t l = stage_ * per_stage; l < (stage_ + 1) * per_stage; ++l) {
-    blocks_.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
-  }
-  if (stage_ == stages_ - 1) {
-    blocks_.push_back({&c_.progs.head, -1, 1});
-  }
+  place_blocks();
   auto m = static_cast<std::int32_t>(s.microbatches());
-  fwd_base_.assign(static_cast<std::size_t>(m) * blocks_.size(), kNone);
+  fwd_base_.assign(static_cast<std::size_t>(m) * total_blocks_, kNone);
   fwd_input_.assign(fwd_base_.size(), kNone);
-  last_bwd_base_.assign(blocks_.size(), kNone);
+  fwd_out_.assign(static_cast<std::size_t>(m) * chunks_.size(), kNone);
+  bwd_out_.assign(fwd_out_.size(), kNone);
+  last_bwd_base_.assign(total_blocks_, kNone);
   double params = 0.0;
   for (const auto& b : blocks_) {
     params += b.prog->params;
   }
   for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
     if (t.kind == schedule::Task::kForward) {
-      forward(t.microbatch);
+      forward(t.microbatch, t.chunk);
     } else {
-      backward(t.microbatch);
+      backward(t.microbatch, t.chunk);
     }
   }
-  g_.static_memory = static_cast<std::int64_t>(params);
-  gradient_reduction();
+  gradient_reduction(params);
   double bytes_per_param =
       s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);

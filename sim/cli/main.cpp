@@ -48,7 +48,7 @@ sim::report::RunLabel make_label(const synth::Scenario& s, const hw::Profile& pr
   l.topology =
       s.cluster.topology.source.empty() ? s.cluster.topology.kind : s.cluster.topology.source;
   l.parallelism = parallelism_label(s);
-  l.schedule = std::string(synth::schedule_name(s.schedule));
+  l.schedule = synth::schedule_label(s.schedule);
   l.devices = s.cluster.devices;
   l.microbatches = s.microbatches();
   return l;

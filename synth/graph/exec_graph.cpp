@@ -53,10 +53,14 @@ std::string_view stream_name(Stream s) {
       return "tp_comm";
     case Stream::kDP:
       return "dp_comm";
-    case Stream::kPPSend:
-      return "pp_send";
-    case Stream::kPPRecv:
-      return "pp_recv";
+    case Stream::kPPSendFwd:
+      return "pp_send_activation";
+    case Stream::kPPSendBwd:
+      return "pp_send_grad";
+    case Stream::kPPRecvFwd:
+      return "pp_recv_activation";
+    case Stream::kPPRecvBwd:
+      return "pp_recv_grad";
   }
   return "?";
 }

@@ -46,8 +46,18 @@ enum class CollType : unsigned char {
 };
 
 // Streams execute their nodes in list order, like CUDA streams; different streams overlap.
-enum class Stream : unsigned char { kCompute, kTP, kDP, kPPSend, kPPRecv };
-constexpr int kNumStreams = 5;
+// Pipeline messages use one stream per direction and side, so that each pair of ranks sees
+// its sends and receives in one consistent order (forward activations, backward gradients).
+enum class Stream : unsigned char {
+  kCompute,
+  kTP,
+  kDP,
+  kPPSendFwd,
+  kPPSendBwd,
+  kPPRecvFwd,
+  kPPRecvBwd
+};
+constexpr int kNumStreams = 7;
 
 // Which part of the step a node belongs to, for the breakdown.
 enum class Phase : unsigned char { kForward, kBackward, kRecompute, kOptimizer };

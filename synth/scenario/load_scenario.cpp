@@ -10,6 +10,7 @@
 #include "sim/base/yaml_reader.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/scenario.h"
+#include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth {
 
@@ -189,9 +190,31 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   c.devices_at = dev.loc();
 }
 
-ScheduleKind read_schedule(const YamlNode& n) {
-  constexpr std::array<std::string_view, 2> kSchedules = {"gpipe", "1f1b"};
-  return n.as_choice(kSchedules) == "gpipe" ? ScheduleKind::kGpipe : ScheduleKind::k1F1B;
+ScheduleConfig read_schedule(const YamlNode& n) {
+  constexpr std::array<std::string_view, 3> kSchedules = {"gpipe", "1f1b", "interleaved"};
+  constexpr std::array<std::string_view, 3> kKeys = {"kind", "chunks", "group"};
+  ScheduleConfig cfg;
+  const YamlNode kind = n.is_map() ? n.at("kind") : n;
+  if (n.is_map()) {
+    n.check_keys(kKeys);
+  }
+  std::string k = kind.as_choice(kSchedules);
+  cfg.kind = k == "gpipe"  ? ScheduleKind::kGpipe
+             : k == "1f1b" ? ScheduleKind::k1F1B
+                           : ScheduleKind::kInterleaved;
+  if (cfg.kind == ScheduleKind::kInterleaved) {
+    if (!n.is_map()) {
+      n.fail("the interleaved schedule needs its number of model chunks per rank",
+             "write schedule: {kind: interleaved, chunks: 2}");
+    }
+    cfg.chunks = n.at("chunks").as_int(2);
+    if (auto g = n.find("group")) {
+      cfg.group = g->as_int(1);
+    }
+  } else if (n.is_map() && (n.has("chunks") || n.has("group"))) {
+    n.at(n.has("chunks") ? "chunks" : "group").fail("only the interleaved schedule takes this key");
+  }
+  return cfg;
 }
 
 void check_divides(const YamlNode& at, std::int64_t d, std::string_view dname, std::int64_t n,
@@ -211,6 +234,11 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(tp_at, p.tp, "tp", m.kv_heads, "model.kv_heads");
   check_divides(tp_at, p.tp, "tp", m.ffn, "model.ffn");
   check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
+  const YamlNode sched = root.at("schedule");
+  if (s.schedule.chunks > 1 && m.layers % (p.pp * s.schedule.chunks) != 0) {
+    sched.at("chunks").fail(fmt::format("pp*chunks = {}*{} does not divide model.layers={}", p.pp,
+                                        s.schedule.chunks, m.layers));
+  }
   if (p.sp && p.tp == 1) {
     par.at("sp").fail("sequence parallelism needs tp > 1");
   }
@@ -239,6 +267,12 @@ void validate(const YamlNode& root, Scenario& s) {
     tr.at("micro_batch")
         .fail(fmt::format("micro_batch={} does not divide global_batch/dp = {}/{} = {}",
                           t.micro_batch, t.global_batch, p.dp, t.global_batch / p.dp));
+  }
+  try {
+    schedule::check_schedule(s.schedule, static_cast<int>(p.pp),
+                             static_cast<int>(s.microbatches()));
+  } catch (const base::InputError& e) {
+    root.at("schedule").fail(e.message());
   }
 }
 
@@ -277,7 +311,22 @@ double ModelConfig::parameters() const {
 }
 
 std::string_view schedule_name(ScheduleKind k) {
-  return k == ScheduleKind::kGpipe ? "gpipe" : "1f1b";
+  switch (k) {
+    case ScheduleKind::kGpipe:
+      return "gpipe";
+    case ScheduleKind::k1F1B:
+      return "1f1b";
+    case ScheduleKind::kInterleaved:
+      return "interleaved";
+  }
+  return "?";
+}
+
+std::string schedule_label(const ScheduleConfig& cfg) {
+  if (cfg.kind == ScheduleKind::kInterleaved) {
+    return fmt::format("interleaved (v={})", cfg.chunks);
+  }
+  return std::string(schedule_name(cfg.kind));
 }
 
 std::string_view recompute_name(Recompute r) {

@@ -17,7 +17,7 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
-enum class ScheduleKind : unsigned char { kGpipe, k1F1B };
+enum class ScheduleKind : unsigned char { kGpipe, k1F1B, kInterleaved };
 enum class Axis : unsigned char { kTP, kDP, kPP };
 
 struct ModelConfig {
@@ -60,6 +60,13 @@ struct ParallelConfig {
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
 };
 
+// The pipeline schedule: a skeleton and its parameters.
+struct ScheduleConfig {
+  ScheduleKind kind = ScheduleKind::k1F1B;
+  std::int64_t chunks = 1;  // interleaved: model chunks (virtual stages) per rank, v
+  std::int64_t group = 0;   // interleaved: microbatches per group per chunk; 0: pp (Megatron)
+};
+
 struct ClusterConfig {
   std::string hardware;  // profile name or path
   base::SourceLoc hardware_at;
@@ -74,7 +81,7 @@ struct Scenario {
   ModelConfig model;
   TrainingConfig training;
   ParallelConfig parallel;
-  ScheduleKind schedule = ScheduleKind::k1F1B;
+  ScheduleConfig schedule;
   ClusterConfig cluster;
 
   [[nodiscard]] std::int64_t microbatches() const {  // per data-parallel replica
@@ -87,6 +94,7 @@ struct Scenario {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
 std::string_view schedule_name(ScheduleKind k);
+std::string schedule_label(const ScheduleConfig& cfg);  // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
 
 }  // namespace tessera::synth

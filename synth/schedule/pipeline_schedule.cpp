@@ -1,19 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/schedule/pipeline_schedule.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "sim/base/error.h"
 
 namespace tessera::synth::schedule {
 
 namespace {
 
-std::vector<Task> gpipe(int m) {
+Task fwd(int mb, int chunk, int p, int r) {
+  return {Task::kForward, mb, chunk, chunk * p + r};
+}
+Task bwd(int mb, int chunk, int p, int r) {
+  return {Task::kBackward, mb, chunk, chunk * p + r};
+}
+
+std::vector<Task> gpipe(int p, int r, int m) {
   std::vector<Task> out;
   for (int j = 0; j < m; ++j) {
-    out.push_back({Task::kForward, j});
+    out.push_back(fwd(j, 0, p, r));
   }
   for (int j = 0; j < m; ++j) {
-    out.push_back({Task::kBackward, j});
+    out.push_back(bwd(j, 0, p, r));
   }
   return out;
 }
@@ -24,30 +35,115 @@ std::vector<Task> one_f_one_b(int p, int r, int m) {
   int warmup = std::min(p - r - 1, m);
   std::vector<Task> out;
   for (int j = 0; j < warmup; ++j) {
-    out.push_back({Task::kForward, j});
+    out.push_back(fwd(j, 0, p, r));
   }
   for (int i = 0; i < m - warmup; ++i) {
-    out.push_back({Task::kForward, warmup + i});
-    out.push_back({Task::kBackward, i});
+    out.push_back(fwd(warmup + i, 0, p, r));
+    out.push_back(bwd(i, 0, p, r));
   }
   for (int j = m - warmup; j < m; ++j) {
-    out.push_back({Task::kBackward, j});
+    out.push_back(bwd(j, 0, p, r));
   }
   return out;
 }
 
-}  // namespace
-
-std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int microbatches) {
-  return kind == ScheduleKind::kGpipe ? gpipe(microbatches)
-                                      : one_f_one_b(stages, stage, microbatches);
+// Megatron's get_schedule_table: microbatches in groups of g, each group run through chunk
+// 0, then chunk 1, ... (pipeline_schedules.md 2.3).
+std::vector<std::pair<int, int>> schedule_table(int m, int v, int g) {
+  std::vector<std::pair<int, int>> table;
+  for (int start = 0; start < m; start += g) {
+    int end = std::min(start + g, m);
+    for (int c = 0; c < v; ++c) {
+      for (int mb = start; mb < end; ++mb) {
+        table.emplace_back(mb, c);
+      }
+    }
+  }
+  return table;
 }
 
-std::string to_string(const std::vector<Task>& order) {
+// Megatron's forward_backward_pipelining_with_interleaving: warmup 2(p-r-1) + (v-1)g
+// forward steps, then F(k + warmup) B(k), then the remaining backwards; backward step k
+// runs the table's microbatch on chunk v-1-c.
+std::vector<Task> interleaved(int p, int r, int m, int v, int g) {
+  auto table = schedule_table(m, v, g);
+  int total = m * v;
+  int warmup = std::min(2 * (p - r - 1) + (v - 1) * g, total);
+  auto f = [&](int k) { return fwd(table[k].first, table[k].second, p, r); };
+  auto b = [&](int k) { return bwd(table[k].first, v - 1 - table[k].second, p, r); };
+  std::vector<Task> out;
+  for (int k = 0; k < warmup; ++k) {
+    out.push_back(f(k));
+  }
+  for (int k = 0; k < total - warmup; ++k) {
+    out.push_back(f(k + warmup));
+    out.push_back(b(k));
+  }
+  for (int k = total - warmup; k < total; ++k) {
+    out.push_back(b(k));
+  }
+  return out;
+}
+
+int group_size(const ScheduleConfig& cfg, int p) {
+  return cfg.group > 0 ? static_cast<int>(cfg.group) : p;
+}
+
+}  // namespace
+
+void check_schedule(const ScheduleConfig& cfg, int stages, int microbatches) {
+  if (cfg.kind != ScheduleKind::kInterleaved) {
+    return;
+  }
+  int g = group_size(cfg, stages);
+  if (cfg.chunks < 2) {
+    throw base::InputError(fmt::format(
+        "the interleaved schedule needs chunks >= 2 model chunks per rank, got {}", cfg.chunks));
+  }
+  if (g < stages || g > microbatches) {
+    throw base::InputError(fmt::format(
+        "the interleaved schedule needs pp <= group <= microbatches, got pp={}, group={}, "
+        "microbatches={}",
+        stages, g, microbatches));
+  }
+  int rem = microbatches % g;
+  if (rem != 0 && rem < stages) {
+    throw base::InputError(fmt::format(
+        "the interleaved schedule cannot run {} microbatches in groups of {} on {} stages: the "
+        "last group of {} is smaller than pp and leaves dependency bubbles (Megatron rejects "
+        "it); use a multiple of {}",
+        microbatches, g, stages, rem, g));
+  }
+}
+
+std::vector<Task> stage_order(const ScheduleConfig& cfg, int stages, int stage, int microbatches) {
+  switch (cfg.kind) {
+    case ScheduleKind::kGpipe:
+      return gpipe(stages, stage, microbatches);
+    case ScheduleKind::k1F1B:
+      return one_f_one_b(stages, stage, microbatches);
+    case ScheduleKind::kInterleaved:
+      check_schedule(cfg, stages, microbatches);
+      return interleaved(stages, stage, microbatches, static_cast<int>(cfg.chunks),
+                         group_size(cfg, stages));
+  }
+  return {};
+}
+
+std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int microbatches) {
+  ScheduleConfig cfg;
+  cfg.kind = kind;
+  return stage_order(cfg, stages, stage, microbatches);
+}
+
+std::string to_string(const std::vector<Task>& order, bool with_stage) {
   std::string out;
   for (const Task& t : order) {
     out += (out.empty() ? "" : " ") + std::string(t.kind == Task::kForward ? "F" : "B") +
            std::to_string(t.microbatch);
+    if (with_stage) {
+      out += "c" + std::to_string(t.stage);
+    }
   }
   return out;
 }

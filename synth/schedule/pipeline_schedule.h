@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-rank operation orders of pipeline schedules (pipeline_schedules.md): which forward
-// and backward microbatch a pipeline stage runs next. The simulator times the orders; the
-// schedules never embed costs.
+// and backward (microbatch, model chunk) a rank runs next. The simulator times the orders;
+// the schedules never embed costs.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +15,20 @@ namespace tessera::synth::schedule {
 struct Task {
   enum Kind : unsigned char { kForward, kBackward } kind = kForward;
   std::int32_t microbatch = 0;
+  std::int32_t chunk = 0;  // model chunk on this rank (interleaved: 0..v-1)
+  std::int32_t stage = 0;  // virtual pipeline stage the chunk holds: chunk * p + rank
   bool operator==(const Task&) const = default;
 };
 
-// The order stage `stage` of `stages` runs `microbatches` microbatches in.
+// Throws base::InputError (without a position) when the schedule cannot run `microbatches`
+// microbatches on `stages` ranks, e.g. interleaved with m mod p in 1..p-1.
+void check_schedule(const ScheduleConfig& cfg, int stages, int microbatches);
+
+// The order rank `stage` of `stages` runs `microbatches` microbatches in.
+std::vector<Task> stage_order(const ScheduleConfig& cfg, int stages, int stage, int microbatches);
 std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int microbatches);
 
-// "F0 F1 B0 ..." for tests and debugging.
-std::string to_string(const std::vector<Task>& order);
+// "F0 F1 B0 ..." (flat) or "F0c0 F1c0 F0c4 ..." (with the virtual stage) for tests and logs.
+std::string to_string(const std::vector<Task>& order, bool with_stage = false);
 
 }  // namespace tessera::synth::schedule

@@ -37,7 +37,7 @@ inline synth::Scenario tiny_like(std::int64_t tp = 2, std::int64_t pp = 2, std::
   s.training.global_batch = 8;
   s.training.precision = base::DType::kBF16;
   s.training.attention = synth::AttentionKernel::kFlash;
-  s.schedule = synth::ScheduleKind::k1F1B;
+  s.schedule.kind = synth::ScheduleKind::k1F1B;
   s.cluster.hardware = "h100-sxm";
   s.cluster.topology = topology::load_topology_preset("single-node", {});
   s.cluster.devices = tp * pp * dp;
@@ -56,7 +56,7 @@ inline std::vector<Case> cases() {
   synth::Scenario gpipe = tiny_like(1, 4, 2);
   gpipe.model.layers = 4;
   gpipe.training.global_batch = 16;
-  gpipe.schedule = synth::ScheduleKind::kGpipe;
+  gpipe.schedule.kind = synth::ScheduleKind::kGpipe;
   out.push_back({"pp4_dp2_gpipe", gpipe});
 
   synth::Scenario two_node = tiny_like(4, 2, 2);
@@ -80,6 +80,16 @@ inline std::vector<Case> cases() {
   tied.training.global_batch = 16;
   tied.training.overlap_grad_reduce = false;
   out.push_back({"pp4_dp2_tied_embeddings_no_overlap", tied});
+
+  // Megatron's interleaved schedule, with a group size that is not p (wrap-around sends).
+  synth::Scenario inter = tiny_like(1, 4, 2);
+  inter.model.layers = 8;
+  inter.training.global_batch = 24;
+  inter.training.micro_batch = 1;
+  inter.schedule.kind = synth::ScheduleKind::kInterleaved;
+  inter.schedule.chunks = 2;
+  inter.schedule.group = 6;
+  out.push_back({"pp4_dp2_interleaved_v2_g6", inter});
   return out;
 }
 

@@ -65,9 +65,10 @@ TEST(Deadlock, RecvWithoutSendAndItsDependents) {
   graphs[1].add(compute(g, "other", 1000));
   set_per_rank(g, graphs);
   std::string msg = error_of(g);
-  EXPECT_NE(msg.find("pp_recv head 'recv_act' (recv, microbatch -1) waits for a matching send "
-                     "from rank 1 (tag 42)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("pp_recv_activation head 'recv_act' (recv, microbatch -1) waits for a matching send "
+               "from rank 1 (tag 42)"),
+      std::string::npos)
       << msg;
   EXPECT_NE(msg.find("compute head 'fwd' (compute elementwise, microbatch 3) waits for "
                      "unfinished dependencies 'recv_act'"),

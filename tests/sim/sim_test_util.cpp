@@ -58,7 +58,7 @@ graph::Node p2p(graph::ExecGraph& g, const std::string& name, std::int32_t peer,
   graph::Node n;
   n.name = g.intern(name);
   n.kind = is_send ? graph::NodeKind::kSend : graph::NodeKind::kRecv;
-  n.stream = is_send ? graph::Stream::kPPSend : graph::Stream::kPPRecv;
+  n.stream = is_send ? graph::Stream::kPPSendFwd : graph::Stream::kPPRecvFwd;
   n.peer = peer;
   n.tag = tag;
   n.bytes = bytes;

@@ -2,6 +2,7 @@
 // Golden per-rank orders of pipeline_schedules.md §2.1-2.2 (p = 4, m = 8).
 #include <gtest/gtest.h>
 
+#include "sim/base/error.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth::schedule {
@@ -26,6 +27,64 @@ TEST(Schedule, GpipeRunsAllForwardsThenAllBackwards) {
 TEST(Schedule, OneFOneBWithFewerMicrobatchesThanStages) {
   EXPECT_EQ(to_string(stage_order(ScheduleKind::k1F1B, 4, 0, 2)), "F0 F1 B0 B1");
   EXPECT_EQ(to_string(stage_order(ScheduleKind::k1F1B, 4, 3, 2)), "F0 B0 F1 B1");
+}
+
+}  // namespace
+}  // namespace tessera::synth::schedule
+
+namespace tessera::synth::schedule {
+namespace {
+
+ScheduleConfig interleaved(std::int64_t v, std::int64_t group = 0) {
+  ScheduleConfig cfg;
+  cfg.kind = ScheduleKind::kInterleaved;
+  cfg.chunks = v;
+  cfg.group = group;
+  return cfg;
+}
+
+// pipeline_schedules.md 2.3, p = 4, v = 2, m = 8 ("cS": virtual stage S).
+TEST(Schedule, InterleavedGoldenOrders) {
+  EXPECT_EQ(to_string(stage_order(interleaved(2), 4, 0, 8), true),
+            "F0c0 F1c0 F2c0 F3c0 F0c4 F1c4 F2c4 F3c4 F4c0 F5c0 F6c0 B0c4 F7c0 B1c4 F4c4 B2c4 "
+            "F5c4 B3c4 F6c4 B0c0 F7c4 B1c0 B2c0 B3c0 B4c4 B5c4 B6c4 B7c4 B4c0 B5c0 B6c0 B7c0");
+  EXPECT_EQ(to_string(stage_order(interleaved(2), 4, 3, 8), true),
+            "F0c3 F1c3 F2c3 F3c3 F0c7 B0c7 F1c7 B1c7 F2c7 B2c7 F3c7 B3c7 F4c3 B0c3 F5c3 B1c3 "
+            "F6c3 B2c3 F7c3 B3c3 F4c7 B4c7 F5c7 B5c7 F6c7 B6c7 F7c7 B7c7 B4c3 B5c3 B6c3 B7c3");
+}
+
+TEST(Schedule, InterleavedWarmupCounts) {
+  const int golden[] = {10, 8, 6, 4};
+  for (int r = 0; r < 4; ++r) {
+    auto order = stage_order(interleaved(2), 4, r, 8);
+    int warmup = 0;
+    while (order[static_cast<std::size_t>(warmup)].kind == Task::kForward) {
+      ++warmup;
+    }
+    // The first backward follows one steady-state forward.
+    EXPECT_EQ(warmup - 1, golden[r]) << "rank " << r;
+  }
+}
+
+// Megatron's get_schedule_table comment: PP=2, g=3, m=5, v=2.
+TEST(Schedule, InterleavedTableOfMegatron) {
+  std::string mbs;
+  std::string chunks;
+  for (const Task& t : stage_order(interleaved(2, 3), 2, 0, 5)) {
+    if (t.kind == Task::kForward) {
+      mbs += std::to_string(t.microbatch) + " ";
+      chunks += std::to_string(t.chunk) + " ";
+    }
+  }
+  EXPECT_EQ(mbs, "0 1 2 0 1 2 3 4 3 4 ");
+  EXPECT_EQ(chunks, "0 0 0 1 1 1 0 0 1 1 ");
+}
+
+TEST(Schedule, InterleavedRejectsMicrobatchCountsWithDependencyBubbles) {
+  EXPECT_THROW(check_schedule(interleaved(2), 4, 5), base::InputError);
+  EXPECT_THROW(check_schedule(interleaved(2), 4, 2), base::InputError);  // m < p
+  EXPECT_NO_THROW(check_schedule(interleaved(2), 4, 8));
+  EXPECT_NO_THROW(check_schedule(interleaved(2, 6), 4, 12));
 }
 
 }  // namespace

@@ -87,11 +87,15 @@ std::vector<Row> narayanan(const YAML::Node& doc) {
     s.training.micro_batch = c["mbs"].as<std::int64_t>();
     s.training.global_batch = c["gbs"].as<std::int64_t>();
     s.training.recompute = synth::Recompute::kFull;
+    std::string note;
+    if (!c["vpp_layers_per_chunk"].IsNull()) {  // Megatron's interleaved schedule
+      s.schedule.kind = synth::ScheduleKind::kInterleaved;
+      s.schedule.chunks =
+          s.model.layers / (s.parallel.pp * c["vpp_layers_per_chunk"].as<std::int64_t>());
+      note = fmt::format("interleaved, v = {}", s.schedule.chunks);
+    }
     Outcome o = simulate(s);
     double tflops = o.hardware_flops / o.step_s / static_cast<double>(s.cluster.devices) / 1e12;
-    std::string note = c["vpp_layers_per_chunk"].IsNull()
-                           ? ""
-                           : "measured with interleaved 1F1B; simulated with 1F1B";
     rows.push_back({s.name, "TFLOP/s per GPU", tflops, c["tflops_per_gpu"].as<double>(), note});
   }
   return rows;
