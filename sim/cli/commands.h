@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tessera subcommands. Each returns the process exit code for success; failures throw.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string out;
+  bool no_share = false;
+  bool perf = false;
+  bool quiet = false;
+};
+
+struct CompareArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string schedules;  // "1f1b,interleaved:2,gpipe"
+  std::string out;
+};
+
+int run(const RunArgs& a);
+int check(const RunArgs& a);
+int compare(const CompareArgs& a);
+int list();
+
+}  // namespace tessera::cli
