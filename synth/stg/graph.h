@@ -116,6 +116,9 @@ class Graph {
 
  private:
   TensorId collective(TensorId x, graph::CollType type, std::uint8_t axis, Layout out);
+  // An op in the current phase whose HBM traffic is the bytes of its operands and results.
+  Op streaming_op(OpKind kind, const std::string& name, std::vector<TensorId> in,
+                  std::vector<TensorId> out, graph::OpClass cls, double flops) const;
   Layout einsum_output(const std::string& spec, const Layout& a, const Layout& b) const;
   void check_labels(TensorId t, const std::string& labels, const std::string& where) const;
 

@@ -33,37 +33,41 @@ Layout whole(Layout l, char label) {
 
 }  // namespace
 
+Op Graph::streaming_op(OpKind kind, const std::string& name, std::vector<TensorId> in,
+                       std::vector<TensorId> out, OpClass cls, double flops) const {
+  Op op;
+  op.kind = kind;
+  op.name = name;
+  op.phase = phase_;
+  op.cls = cls;
+  op.flops = flops;
+  for (TensorId t : in) {
+    op.bytes += static_cast<double>(bytes_of(t));
+  }
+  for (TensorId t : out) {
+    op.bytes += static_cast<double>(bytes_of(t));
+  }
+  op.in = std::move(in);
+  op.out = std::move(out);
+  return op;
+}
+
 TensorId Graph::norm(const std::string& name, TensorId x, TensorId gamma, char normalized) {
   x = convert(x, whole(tensor(x).layout, normalized), phase_);
   TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
-  auto n = static_cast<double>(elements_of(x));
-  Op op;
-  op.kind = OpKind::kNorm;
-  op.name = name;
-  op.in = {x, gamma};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kNorm;
-  op.flops = 8.0 * n;  // mean, variance, normalise, scale (and shift)
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y) + bytes_of(gamma));
-  append(std::move(op));
+  // Mean, variance, normalise, scale (and shift): ~8 FLOPs per element.
+  append(streaming_op(OpKind::kNorm, name, {x, gamma}, {y}, OpClass::kNorm,
+                      8.0 * static_cast<double>(elements_of(x))));
   return y;
 }
 
 TensorId Graph::unary(OpKind kind, const std::string& name, TensorId x, char reduced) {
   x = convert(x, whole(tensor(x).layout, reduced), phase_);
   TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
-  auto n = static_cast<double>(elements_of(x));
-  Op op;
-  op.kind = kind;
-  op.name = name;
-  op.in = {x};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = kind == OpKind::kSoftmax ? OpClass::kSoftmax : OpClass::kElementwise;
-  op.flops = (kind == OpKind::kGelu ? 14.0 : 5.0) * n;  // tanh-GeLU ~14 FLOPs; softmax ~5
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
-  append(std::move(op));
+  // tanh-GeLU ~14 FLOPs per element; softmax ~5.
+  double flops = (kind == OpKind::kGelu ? 14.0 : 5.0) * static_cast<double>(elements_of(x));
+  append(streaming_op(kind, name, {x}, {y},
+                      kind == OpKind::kSoftmax ? OpClass::kSoftmax : OpClass::kElementwise, flops));
   return y;
 }
 
@@ -72,16 +76,8 @@ TensorId Graph::swiglu(const std::string& name, TensorId x, char out_label) {
   Layout out = tensor(x).layout;
   out.labels.back() = out_label;  // [.., 2f] -> [.., f], same sharding
   TensorId y = new_tensor(name, out, tensor(x).dtype);
-  Op op;
-  op.kind = OpKind::kSwiglu;
-  op.name = name;
-  op.in = {x};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kElementwise;
-  op.flops = 8.0 * static_cast<double>(elements_of(y));  // silu(gate) * up
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
-  append(std::move(op));
+  append(streaming_op(OpKind::kSwiglu, name, {x}, {y}, OpClass::kElementwise,
+                      8.0 * static_cast<double>(elements_of(y))));  // silu(gate) * up
   return y;
 }
 
@@ -89,16 +85,8 @@ std::pair<TensorId, TensorId> Graph::dropout(const std::string& name, TensorId x
   x = convert(x, without_partial(tensor(x).layout), phase_);
   TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
   TensorId mask = new_tensor(name + ".mask", tensor(x).layout, DType::kFP8);  // 1 byte/element
-  Op op;
-  op.kind = OpKind::kDropout;
-  op.name = name;
-  op.in = {x};
-  op.out = {y, mask};
-  op.phase = phase_;
-  op.cls = OpClass::kElementwise;
-  op.flops = 2.0 * static_cast<double>(elements_of(x));
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y) + bytes_of(mask));
-  append(std::move(op));
+  append(streaming_op(OpKind::kDropout, name, {x}, {y, mask}, OpClass::kElementwise,
+                      2.0 * static_cast<double>(elements_of(x))));
   return {y, mask};
 }
 
@@ -106,37 +94,21 @@ TensorId Graph::dropout_add(const std::string& name, TensorId x, TensorId residu
   const Layout stream = tensor(residual).layout;
   x = convert(x, stream, phase_);
   TensorId y = new_tensor(name, stream, tensor(residual).dtype);
-  Op op;
-  op.kind = drop ? OpKind::kDropoutAdd : OpKind::kAdd;
-  op.name = name;
-  op.in = {x, residual};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kElementwise;
-  op.flops = 3.0 * static_cast<double>(elements_of(y));
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(residual) + bytes_of(y));
+  std::vector<TensorId> out = {y};
   if (drop) {
-    TensorId mask = new_tensor(name + ".mask", stream, DType::kFP8);
-    op.out.push_back(mask);
-    op.bytes += static_cast<double>(bytes_of(mask));
+    out.push_back(new_tensor(name + ".mask", stream, DType::kFP8));  // 1 byte per element
   }
-  append(std::move(op));
+  append(streaming_op(drop ? OpKind::kDropoutAdd : OpKind::kAdd, name, {x, residual},
+                      std::move(out), OpClass::kElementwise,
+                      3.0 * static_cast<double>(elements_of(y))));
   return y;
 }
 
 TensorId Graph::add(const std::string& name, TensorId a, TensorId b) {
   b = convert(b, tensor(a).layout, phase_);
   TensorId y = new_tensor(name, tensor(a).layout, tensor(a).dtype);
-  Op op;
-  op.kind = OpKind::kAdd;
-  op.name = name;
-  op.in = {a, b};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kElementwise;
-  op.flops = static_cast<double>(elements_of(y));
-  op.bytes = static_cast<double>(bytes_of(a) + bytes_of(b) + bytes_of(y));
-  append(std::move(op));
+  append(streaming_op(OpKind::kAdd, name, {a, b}, {y}, OpClass::kElementwise,
+                      static_cast<double>(elements_of(y))));
   return y;
 }
 
@@ -244,15 +216,7 @@ std::vector<TensorId> Graph::split(const std::string& name, TensorId x,
 
 TensorId Graph::expand(const std::string& name, TensorId x, Layout out) {
   TensorId y = new_tensor(name, std::move(out), tensor(x).dtype);
-  Op op;
-  op.kind = OpKind::kExpand;
-  op.name = name;
-  op.in = {x};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kCopy;
-  op.bytes = static_cast<double>(bytes_of(x) + bytes_of(y));
-  append(std::move(op));
+  append(streaming_op(OpKind::kExpand, name, {x}, {y}, OpClass::kCopy, 0.0));
   return y;
 }
 
