@@ -20,9 +20,10 @@ using parallel::BlockProgram;
 StepPrograms build_programs(const Scenario& s) {
   models::Blocks b = models::build_blocks(s);
   // Megatron recomputes transformer layers only; embedding and head keep their activations.
-  return {parallel::lower(b.embed, Recompute::kNone),
-          parallel::lower(b.layer, s.training.recompute),
-          parallel::lower(b.head, Recompute::kNone)};
+  bool split = schedule::splits_backward(s.schedule.kind);
+  return {parallel::lower(b.embed, Recompute::kNone, split),
+          parallel::lower(b.layer, s.training.recompute, split),
+          parallel::lower(b.head, Recompute::kNone, split)};
 }
 
 double grad_bucket_params(const Scenario& s) {
@@ -62,7 +63,8 @@ class StageBuilder {
 
  private:
   void forward(std::int32_t mb, std::int32_t chunk);
-  void backward(std::int32_t mb, std::int32_t chunk);
+  void backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind);
+  void weight(std::int32_t mb, std::int32_t chunk);
   void place_blocks();
   [[nodiscard]] std::int64_t rank_of_stage(std::int32_t vstage) const;
   [[nodiscard]] std::int64_t tag(std::int32_t mb, std::int32_t vstage, bool grad) const {
@@ -72,8 +74,9 @@ class StageBuilder {
     return static_cast<std::size_t>(mb) * total_blocks_ + offset_[static_cast<std::size_t>(chunk)] +
            k;
   }
-  NodeId instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd, NodeId ext_bwd,
-                     std::size_t slot);
+  // Instantiates ops [begin, end) of block `b` for microbatch `mb`; returns the first id.
+  NodeId instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin, std::int32_t end,
+                     NodeId ext_fwd, NodeId ext_bwd, std::size_t slot);
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction(double params);
@@ -86,14 +89,16 @@ class StageBuilder {
   std::vector<StageBlock> blocks_;               // all chunks' blocks, chunk by chunk
   std::vector<std::size_t> offset_;              // per chunk: index of its first block
   std::size_t total_blocks_ = 0;
-  std::vector<NodeId> fwd_base_;       // per (mb, chunk, block)
-  std::vector<NodeId> fwd_input_;      // per (mb, chunk, block): producer of the block input
-  std::vector<NodeId> fwd_out_;        // per (mb, chunk): producer of the chunk's output
-  std::vector<NodeId> bwd_out_;        // per (mb, chunk): producer of the chunk's input grad
-  std::vector<NodeId> last_bwd_base_;  // per (chunk, block): base of its last backward
-  std::int32_t stage_ = 0;             // pipeline rank
-  std::int32_t stages_ = 1;            // pipeline ranks, p
-  std::int32_t vstages_ = 1;           // virtual stages, v * p
+  std::vector<NodeId> fwd_base_;    // per (mb, chunk, block)
+  std::vector<NodeId> fwd_input_;   // per (mb, chunk, block): producer of the block input
+  std::vector<NodeId> fwd_out_;     // per (mb, chunk): producer of the chunk's output
+  std::vector<NodeId> bwd_out_;     // per (mb, chunk): producer of the chunk's input grad
+  std::vector<NodeId> bwd_base_;    // per (mb, chunk, block): its B (or whole) backward
+  std::vector<NodeId> grad_input_;  // per (mb, chunk, block): producer of the incoming grad
+  std::vector<std::vector<NodeId>> last_bwd_node_;  // per block: backward op -> latest node
+  std::int32_t stage_ = 0;                          // pipeline rank
+  std::int32_t stages_ = 1;                         // pipeline ranks, p
+  std::int32_t vstages_ = 1;                        // virtual stages, v * p
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
@@ -122,18 +127,21 @@ NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t t
   return g_.add(n, {dep});
 }
 
-NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, bool bwd, NodeId ext_fwd,
-                                 NodeId ext_bwd, std::size_t slot) {
+NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin,
+                                 std::int32_t end, NodeId ext_fwd, NodeId ext_bwd,
+                                 std::size_t slot) {
   const BlockProgram& p = *b.prog;
-  auto begin = static_cast<std::size_t>(bwd ? p.n_fwd : 0);
-  std::size_t end = bwd ? p.ops.size() : static_cast<std::size_t>(p.n_fwd);
   auto base = static_cast<NodeId>(g_.size());
-  NodeId fbase = bwd ? fwd_base_[slot] : base;
+  std::vector<NodeId>* last = nullptr;
+  if (begin >= p.n_fwd) {
+    last = &last_bwd_node_[slot % total_blocks_];
+    last->resize(p.ops.size() - static_cast<std::size_t>(p.n_fwd), kNone);
+  }
   std::vector<NodeId> deps;
-  for (std::size_t i = begin; i < end; ++i) {
-    const parallel::ProgOp& op = p.ops[i];
+  for (std::int32_t i = begin; i < end; ++i) {
+    const parallel::ProgOp& op = p.ops[static_cast<std::size_t>(i)];
     Node n = op.node;
-    n.name = c_.names[b.names][i];
+    n.name = c_.names[b.names][static_cast<std::size_t>(i)];
     n.microbatch = mb;
     n.layer = b.layer;
     if (n.kind == graph::NodeKind::kCollective) {
@@ -147,13 +155,17 @@ NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, bool bwd,
     for (std::int32_t d : op.deps) {
       NodeId id = d == parallel::kFwdInput   ? ext_fwd
                   : d == parallel::kBwdInput ? ext_bwd
-                  : d < p.n_fwd              ? fbase + static_cast<NodeId>(d)
-                                             : base + static_cast<NodeId>(d - p.n_fwd);
+                  : d >= begin               ? base + static_cast<NodeId>(d - begin)
+                  : d < p.n_fwd              ? fwd_base_[slot] + static_cast<NodeId>(d)
+                                             : bwd_base_[slot] + static_cast<NodeId>(d - p.n_fwd);
       if (id != kNone) {
         deps.push_back(id);
       }
     }
-    g_.add(n, deps);
+    NodeId id = g_.add(n, deps);
+    if (last != nullptr) {
+      (*last)[static_cast<std::size_t>(i - p.n_fwd)] = id;
+    }
   }
   return base;
 }
@@ -177,7 +189,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
     fwd_input_[sl] = prev;
-    NodeId base = instantiate(blocks[k], mb, false, prev, kNone, sl);
+    NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl);
     fwd_base_[sl] = base;
     if (blocks[k].prog->fwd_out >= 0) {
       prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
@@ -190,7 +202,9 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   }
 }
 
-void StageBuilder::backward(std::int32_t mb, std::int32_t chunk) {
+// The backward of one (microbatch, chunk): the whole of it, or only its input-gradient part
+// (a zero-bubble "b"; the weight-gradient part then runs in weight()).
+void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind) {
   const std::int32_t vs = chunk * stages_ + stage_;
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
@@ -203,17 +217,32 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk) {
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   for (std::size_t k = blocks.size(); k-- > 0;) {
+    const BlockProgram& p = *blocks[k].prog;
     std::size_t sl = slot(mb, chunk, k);
-    NodeId base = instantiate(blocks[k], mb, true, fwd_input_[sl], grad, sl);
-    last_bwd_base_[offset_[static_cast<std::size_t>(chunk)] + k] = base;
-    if (blocks[k].prog->bwd_out >= 0) {
-      grad = base + static_cast<NodeId>(blocks[k].prog->bwd_out - blocks[k].prog->n_fwd);
+    std::int32_t end =
+        kind == schedule::Task::kBackward ? static_cast<std::int32_t>(p.ops.size()) : p.w_begin;
+    grad_input_[sl] = grad;
+    NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl);
+    bwd_base_[sl] = base;
+    if (p.bwd_out >= 0) {
+      grad = base + static_cast<NodeId>(p.bwd_out - p.n_fwd);
     }
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
   if (vs > 0 && rank_of_stage(vs - 1) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true), layer.in_grad_bytes,
         grad, c_.p2p_names[2], mb);
+  }
+}
+
+// The deferred weight-gradient part of one (microbatch, chunk)'s backward.
+void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
+  const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
+  for (std::size_t k = blocks.size(); k-- > 0;) {
+    const BlockProgram& p = *blocks[k].prog;
+    std::size_t sl = slot(mb, chunk, k);
+    instantiate(blocks[k], mb, p.w_begin, static_cast<std::int32_t>(p.ops.size()), fwd_input_[sl],
+                grad_input_[sl], sl);
   }
 }
 
@@ -234,7 +263,7 @@ void StageBuilder::gradient_reduction(double params) {
   for (std::size_t k = 0; k < blocks_.size() && !s.training.overlap_grad_reduce; ++k) {
     const BlockProgram& p = *blocks_[k].prog;
     for (std::int32_t w : p.wgrad_ops) {
-      all_wgrads.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - p.n_fwd));
+      all_wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
     }
   }
   auto flush = [&] {
@@ -262,7 +291,7 @@ void StageBuilder::gradient_reduction(double params) {
   for (std::size_t k = blocks_.size(); k-- > 0;) {
     const BlockProgram& p = *blocks_[k].prog;
     for (std::int32_t w : p.wgrad_ops) {
-      ready.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - p.n_fwd));
+      ready.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
     }
     acc += p.params;
     if (acc >= bucket_cap) {
@@ -308,7 +337,7 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   std::size_t k = stage_ == 0 ? 0 : blocks_.size() - 1;
   std::vector<NodeId> deps;
   for (std::int32_t w : b.prog->wgrad_ops) {
-    deps.push_back(last_bwd_base_[k] + static_cast<NodeId>(w - b.prog->n_fwd));
+    deps.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - b.prog->n_fwd)]);
   }
   const Scenario& s = c_.s;
   Node n;
@@ -359,16 +388,25 @@ RankGraph StageBuilder::build() {
   fwd_input_.assign(fwd_base_.size(), kNone);
   fwd_out_.assign(static_cast<std::size_t>(m) * chunks_.size(), kNone);
   bwd_out_.assign(fwd_out_.size(), kNone);
-  last_bwd_base_.assign(total_blocks_, kNone);
+  bwd_base_.assign(fwd_base_.size(), kNone);
+  grad_input_.assign(fwd_base_.size(), kNone);
+  last_bwd_node_.assign(total_blocks_, {});
   double params = 0.0;
   for (const auto& b : blocks_) {
     params += b.prog->params;
   }
   for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
-    if (t.kind == schedule::Task::kForward) {
-      forward(t.microbatch, t.chunk);
-    } else {
-      backward(t.microbatch, t.chunk);
+    switch (t.kind) {
+      case schedule::Task::kForward:
+        forward(t.microbatch, t.chunk);
+        break;
+      case schedule::Task::kBackward:
+      case schedule::Task::kBackwardInput:
+        backward(t.microbatch, t.chunk, t.kind);
+        break;
+      case schedule::Task::kWeight:
+        weight(t.microbatch, t.chunk);
+        break;
     }
   }
   gradient_reduction(params);

@@ -26,6 +26,8 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::k1F1B;
   } else if (name == "gpipe") {
     cfg.kind = synth::ScheduleKind::kGpipe;
+  } else if (name == "zb-h1") {
+    cfg.kind = synth::ScheduleKind::kZbH1;
   } else if (name == "interleaved") {
     cfg.kind = synth::ScheduleKind::kInterleaved;
     cfg.chunks = 2;
@@ -38,7 +40,8 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     }
   } else {
     throw base::InputError(fmt::format(
-        "--schedules: unknown schedule '{}'; expected 1f1b, gpipe or interleaved[:chunks]", spec));
+        "--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1 or interleaved[:chunks]",
+        spec));
   }
   return cfg;
 }

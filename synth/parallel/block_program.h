@@ -30,6 +30,9 @@ struct BlockProgram {
   std::string name;
   std::vector<ProgOp> ops;  // forward section first, then recompute + backward
   std::int32_t n_fwd = 0;
+  // With a split backward, ops [n_fwd, w_begin) compute input gradients (B) and
+  // [w_begin, size) weight gradients only (W); otherwise w_begin == ops.size().
+  std::int32_t w_begin = 0;
   std::int32_t fwd_out = -1;            // op producing the block's output activation
   std::int32_t bwd_out = -1;            // op producing the gradient of the block's input
   std::int64_t out_bytes = 0;           // the output activation (a pipeline message)
@@ -41,6 +44,7 @@ struct BlockProgram {
   double hardware_flops = 0.0;          // per microbatch, per rank, including recompute
 };
 
-BlockProgram lower(const models::Block& block, Recompute mode);
+// `split_backward`: order the backward as all B ops, then all W ops (zero-bubble schedules).
+BlockProgram lower(const models::Block& block, Recompute mode, bool split_backward = false);
 
 }  // namespace tessera::synth::parallel

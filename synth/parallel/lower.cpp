@@ -24,7 +24,8 @@ struct VTensor {
 
 class Lowering {
  public:
-  Lowering(const models::Block& b, Recompute mode) : b_(b), g_(b.graph), mode_(mode) {}
+  Lowering(const models::Block& b, Recompute mode, bool split)
+      : b_(b), g_(b.graph), mode_(mode), split_(split) {}
   BlockProgram run();
 
  private:
@@ -37,10 +38,12 @@ class Lowering {
   void plan_memory(BlockProgram& prog);
   [[nodiscard]] std::int32_t producer_index(VTensor v) const;
   [[nodiscard]] bool is_external(TensorId t) const;
+  [[nodiscard]] std::vector<bool> input_grad_chain() const;
 
   const models::Block& b_;
   const stg::Graph& g_;
   Recompute mode_;
+  bool split_;
   std::vector<ProgOp> ops_;
   std::map<VTensor, std::int32_t> produced_by_;             // non-view producers
   std::map<VTensor, std::vector<std::int32_t>> consumers_;  // by storage
@@ -225,6 +228,27 @@ void Lowering::plan_memory(BlockProgram& prog) {
   }
 }
 
+// The backward ops the block's input gradients depend on ("B"); the others compute only
+// weight gradients ("W") and may run later (zero-bubble schedules).
+std::vector<bool> Lowering::input_grad_chain() const {
+  std::vector<bool> needed(g_.ops().size(), false);
+  std::vector<TensorId> work;
+  for (const auto& ig : b_.backward.input_grads) {
+    work.push_back(ig.second);
+  }
+  while (!work.empty()) {
+    TensorId t = work.back();
+    work.pop_back();
+    OpId p = g_.tensor(t).producer;
+    if (p < b_.backward.first_op || needed[static_cast<std::size_t>(p)]) {
+      continue;
+    }
+    needed[static_cast<std::size_t>(p)] = true;
+    work.insert(work.end(), g_.op(p).in.begin(), g_.op(p).in.end());
+  }
+  return needed;
+}
+
 BlockProgram Lowering::run() {
   BlockProgram prog;
   prog.name = b_.name;
@@ -239,8 +263,25 @@ BlockProgram Lowering::run() {
       emit(o, true);
     }
   }
-  for (auto o = first_bwd; o < static_cast<OpId>(g_.ops().size()); ++o) {
-    emit(o, false);
+  const auto n_ops = static_cast<OpId>(g_.ops().size());
+  if (split_) {  // B ops first, then the W ops they leave
+    std::vector<bool> b_chain = input_grad_chain();
+    for (auto o = first_bwd; o < n_ops; ++o) {
+      if (b_chain[static_cast<std::size_t>(o)]) {
+        emit(o, false);
+      }
+    }
+    prog.w_begin = static_cast<std::int32_t>(ops_.size());
+    for (auto o = first_bwd; o < n_ops; ++o) {
+      if (!b_chain[static_cast<std::size_t>(o)]) {
+        emit(o, false);
+      }
+    }
+  } else {
+    for (auto o = first_bwd; o < n_ops; ++o) {
+      emit(o, false);
+    }
+    prog.w_begin = static_cast<std::int32_t>(ops_.size());
   }
   plan_memory(prog);
   if (!b_.outputs.empty()) {
@@ -271,8 +312,8 @@ BlockProgram Lowering::run() {
 
 }  // namespace
 
-BlockProgram lower(const models::Block& block, Recompute mode) {
-  return Lowering(block, mode).run();
+BlockProgram lower(const models::Block& block, Recompute mode, bool split_backward) {
+  return Lowering(block, mode, split_backward).run();
 }
 
 }  // namespace tessera::synth::parallel

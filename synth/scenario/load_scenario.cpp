@@ -191,7 +191,7 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleConfig read_schedule(const YamlNode& n) {
-  constexpr std::array<std::string_view, 3> kSchedules = {"gpipe", "1f1b", "interleaved"};
+  constexpr std::array<std::string_view, 4> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1"};
   constexpr std::array<std::string_view, 3> kKeys = {"kind", "chunks", "group"};
   ScheduleConfig cfg;
   const YamlNode kind = n.is_map() ? n.at("kind") : n;
@@ -199,9 +199,10 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     n.check_keys(kKeys);
   }
   std::string k = kind.as_choice(kSchedules);
-  cfg.kind = k == "gpipe"  ? ScheduleKind::kGpipe
-             : k == "1f1b" ? ScheduleKind::k1F1B
-                           : ScheduleKind::kInterleaved;
+  cfg.kind = k == "gpipe"   ? ScheduleKind::kGpipe
+             : k == "1f1b"  ? ScheduleKind::k1F1B
+             : k == "zb-h1" ? ScheduleKind::kZbH1
+                            : ScheduleKind::kInterleaved;
   if (cfg.kind == ScheduleKind::kInterleaved) {
     if (!n.is_map()) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",
@@ -318,6 +319,8 @@ std::string_view schedule_name(ScheduleKind k) {
       return "1f1b";
     case ScheduleKind::kInterleaved:
       return "interleaved";
+    case ScheduleKind::kZbH1:
+      return "zb-h1";
   }
   return "?";
 }

@@ -85,6 +85,53 @@ std::vector<Task> interleaved(int p, int r, int m, int v, int g) {
   return out;
 }
 
+Task split(Task::Kind kind, int mb, int r) {
+  return {kind, mb, 0, r};
+}
+
+// Zero-bubble ZB-H1, the reference "delay W by rank" variant (zero-bubble repository,
+// zb-h1-quick-start; pipeline_schedules.md 2.4): 1F1B's warmup; rank r > 0 splits the
+// backward of its first r steady iterations and of the last one, deferring their W's; every
+// cooldown backward is split; after each split backward from the last steady iteration on,
+// the oldest deferred W runs; the rest run at the end. Rank 0 never splits.
+std::vector<Task> zb_h1(int p, int r, int m) {
+  int warmup = std::min(p - r - 1, m);
+  int steady = m - warmup;
+  std::vector<Task> out;
+  std::vector<int> deferred;
+  std::size_t next_w = 0;
+  auto split_b = [&](int mb, bool pop) {
+    out.push_back(split(Task::kBackwardInput, mb, r));
+    deferred.push_back(mb);
+    if (pop) {
+      out.push_back(split(Task::kWeight, deferred[next_w++], r));
+    }
+  };
+  for (int j = 0; j < warmup; ++j) {
+    out.push_back(fwd(j, 0, p, r));
+  }
+  for (int i = 0; i < steady; ++i) {
+    out.push_back(fwd(warmup + i, 0, p, r));
+    bool last = i == steady - 1;
+    if (r > 0 && (i < r || last)) {
+      split_b(i, last);
+    } else {
+      out.push_back(bwd(i, 0, p, r));
+    }
+  }
+  for (int j = steady; j < m; ++j) {
+    if (r > 0) {
+      split_b(j, true);
+    } else {
+      out.push_back(bwd(j, 0, p, r));
+    }
+  }
+  while (next_w < deferred.size()) {
+    out.push_back(split(Task::kWeight, deferred[next_w++], r));
+  }
+  return out;
+}
+
 int group_size(const ScheduleConfig& cfg, int p) {
   return cfg.group > 0 ? static_cast<int>(cfg.group) : p;
 }
@@ -126,8 +173,14 @@ std::vector<Task> stage_order(const ScheduleConfig& cfg, int stages, int stage, 
       check_schedule(cfg, stages, microbatches);
       return interleaved(stages, stage, microbatches, static_cast<int>(cfg.chunks),
                          group_size(cfg, stages));
+    case ScheduleKind::kZbH1:
+      return zb_h1(stages, stage, microbatches);
   }
   return {};
+}
+
+bool splits_backward(ScheduleKind kind) {
+  return kind == ScheduleKind::kZbH1;
 }
 
 std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int microbatches) {
@@ -139,8 +192,9 @@ std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int micr
 std::string to_string(const std::vector<Task>& order, bool with_stage) {
   std::string out;
   for (const Task& t : order) {
-    out += (out.empty() ? "" : " ") + std::string(t.kind == Task::kForward ? "F" : "B") +
-           std::to_string(t.microbatch);
+    constexpr std::string_view kLetters = "FBbw";
+    out +=
+        (out.empty() ? "" : " ") + std::string(1, kLetters[t.kind]) + std::to_string(t.microbatch);
     if (with_stage) {
       out += "c" + std::to_string(t.stage);
     }

@@ -90,6 +90,17 @@ inline std::vector<Case> cases() {
   inter.schedule.chunks = 2;
   inter.schedule.group = 6;
   out.push_back({"pp4_dp2_interleaved_v2_g6", inter});
+
+  // Zero-bubble ZB-H1: backward split into input- and weight-gradient halves, with SP and
+  // selective recompute so that deferred weight gradients keep re-gathered inputs alive.
+  synth::Scenario zb = tiny_like(2, 4, 1);
+  zb.model.layers = 8;
+  zb.training.global_batch = 8;
+  zb.training.micro_batch = 1;
+  zb.parallel.sp = true;
+  zb.training.recompute = synth::Recompute::kSelective;
+  zb.schedule.kind = synth::ScheduleKind::kZbH1;
+  out.push_back({"tp2_pp4_zb_h1_sp_selective", zb});
   return out;
 }
 

@@ -89,3 +89,50 @@ TEST(Schedule, InterleavedRejectsMicrobatchCountsWithDependencyBubbles) {
 
 }  // namespace
 }  // namespace tessera::synth::schedule
+
+namespace tessera::synth::schedule {
+namespace {
+
+// pipeline_schedules.md 2.4 (p = 4, m = 8; "B" fused, "b" input gradient, "w" weight gradient).
+TEST(Schedule, ZeroBubbleH1GoldenOrders) {
+  const char* golden[] = {
+      "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7",
+      "F0 F1 F2 b0 F3 B1 F4 B2 F5 B3 F6 B4 F7 b5 w0 b6 w5 b7 w6 w7",
+      "F0 F1 b0 F2 b1 F3 B2 F4 B3 F5 B4 F6 B5 F7 b6 w0 b7 w1 w6 w7",
+      "F0 b0 F1 b1 F2 b2 F3 B3 F4 B4 F5 B5 F6 B6 F7 b7 w0 w1 w2 w7",
+  };
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(to_string(stage_order(ScheduleKind::kZbH1, 4, r, 8)), golden[r]) << "rank " << r;
+  }
+}
+
+TEST(Schedule, ZeroBubbleH1RunsEveryWeightGradientOnce) {
+  for (int m : {1, 2, 3, 4, 8, 13}) {
+    for (int r = 0; r < 4; ++r) {
+      auto order = stage_order(ScheduleKind::kZbH1, 4, r, m);
+      std::vector<int> f(static_cast<std::size_t>(m)), b(f), w(f);
+      for (const Task& t : order) {
+        auto mb = static_cast<std::size_t>(t.microbatch);
+        if (t.kind == Task::kForward) {
+          ++f[mb];
+        } else if (t.kind == Task::kBackward) {
+          ++b[mb];
+          ++w[mb];
+        } else if (t.kind == Task::kBackwardInput) {
+          ++b[mb];
+          EXPECT_EQ(w[mb], 0) << "W before B";
+        } else {
+          ++w[mb];
+          EXPECT_EQ(b[mb], 1) << "W before B";
+        }
+      }
+      for (int j = 0; j < m; ++j) {
+        auto mb = static_cast<std::size_t>(j);
+        EXPECT_EQ(f[mb] * 100 + b[mb] * 10 + w[mb], 111) << "m=" << m << " r=" << r << " mb=" << j;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::synth::schedule
