@@ -2,6 +2,7 @@
 // The tessera subcommands. Each returns the process exit code for success; failures throw.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct CompareArgs {
   std::vector<std::string> sets;
   std::string schedules;  // "1f1b,interleaved:2,gpipe"
   std::string out;
+  std::optional<std::string> sweep;  // "key.path=v1,v2,v3": rerun the comparison per value
 };
 
 int run(const RunArgs& a);

@@ -79,7 +79,7 @@ int list() {
   for (auto n : synth::model_preset_names()) {
     fmt::print(" {}", n);
   }
-  fmt::print("\nschedules: gpipe 1f1b interleaved\n");
+  fmt::print("\nschedules: gpipe 1f1b interleaved zb-h1\n");
   return 0;
 }
 
@@ -106,9 +106,16 @@ int dispatch(int argc, char** argv) {
   cmp_cmd->add_option("scenario", c.scenario, "scenario YAML file")->required();
   cmp_cmd->add_option("--set", c.sets, "override a scenario key: key.path=value (repeatable)");
   cmp_cmd
-      ->add_option("--schedules", c.schedules, "comma-separated: 1f1b, gpipe, interleaved[:chunks]")
+      ->add_option("--schedules", c.schedules,
+                   "comma-separated: 1f1b, gpipe, zb-h1, interleaved[:chunks]")
       ->required();
-  cmp_cmd->add_option("--out", c.out, "write compare.csv, compare.json and per-schedule reports");
+  cmp_cmd->add_option("--sweep", c.sweep,
+                      "rerun the comparison for each value of one scenario key: "
+                      "key.path=v1,v2,... (applied after --set); prints a speedup matrix");
+  cmp_cmd->add_option("--out", c.out,
+                      "write compare.csv, compare.json and per-schedule reports; with --sweep: "
+                      "sweep.csv, sweep.json, sweep.svg (speedup chart) and a summary/ranks per "
+                      "run, but no timelines");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
