@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "synth/parallel/mesh.h"
 #include "synth/schedule/pipeline_schedule.h"
@@ -98,7 +99,8 @@ class StageBuilder {
   std::vector<std::vector<NodeId>> last_bwd_node_;  // per block: backward op -> latest node
   std::int32_t stage_ = 0;                          // pipeline rank
   std::int32_t stages_ = 1;                         // pipeline ranks, p
-  std::int32_t vstages_ = 1;                        // virtual stages, v * p
+  std::int32_t vstages_ = 1;                        // virtual stages
+  std::optional<schedule::Placement> place_;        // stage <-> (rank, chunk)
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
@@ -171,17 +173,17 @@ NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int3
 }
 
 std::int64_t StageBuilder::rank_of_stage(std::int32_t vstage) const {
-  return c_.mesh.neighbour(rank_, Axis::kPP, vstage % stages_ - stage_);
+  return c_.mesh.neighbour(rank_, Axis::kPP, place_->rank_of(vstage) - stage_);
 }
 
 void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
-  const std::int32_t vs = chunk * stages_ + stage_;
+  const std::int32_t vs = place_->stage_of(stage_, chunk);
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId prev = kNone;
   if (vs > 0) {
     std::int64_t src = rank_of_stage(vs - 1);
-    prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(chunk - 1)]
+    prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(vs - 1))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
                               kNone, c_.p2p_names[1], mb);
   }
@@ -205,13 +207,13 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
 // The backward of one (microbatch, chunk): the whole of it, or only its input-gradient part
 // (a zero-bubble "b"; the weight-gradient part then runs in weight()).
 void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind) {
-  const std::int32_t vs = chunk * stages_ + stage_;
+  const std::int32_t vs = place_->stage_of(stage_, chunk);
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId grad = kNone;
   if (vs < vstages_ - 1) {
     std::int64_t src = rank_of_stage(vs + 1);
-    grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(chunk + 1)]
+    grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(vs + 1))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), layer.in_grad_bytes,
                               kNone, c_.p2p_names[3], mb);
   }
@@ -356,11 +358,11 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
 // virtual stage also holds the embedding, the last one the head and loss.
 void StageBuilder::place_blocks() {
   const Scenario& s = c_.s;
-  auto v = static_cast<std::int32_t>(s.schedule.chunks);
-  vstages_ = v * stages_;
+  place_.emplace(s.schedule, stages_);
+  vstages_ = place_->stages();
   auto per_stage = static_cast<std::int32_t>(s.model.layers / vstages_);
-  for (std::int32_t c = 0; c < v; ++c) {
-    std::int32_t vs = c * stages_ + stage_;
+  for (std::int32_t c = 0; c < place_->chunks(); ++c) {
+    std::int32_t vs = place_->stage_of(stage_, c);
     std::vector<StageBlock> blocks;
     if (vs == 0) {
       blocks.push_back({&c_.progs.embed, -1, 0});
@@ -451,7 +453,7 @@ void make_groups(ExecGraph& g, Context& c) {
     }
   }
   c.embed_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
-  if (!c.s.model.tied_embeddings || mesh.axis_size(Axis::kPP) == 1) {
+  if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
     return;
   }
   for (std::int64_t r = 0; r < mesh.size(); ++r) {

@@ -37,6 +37,8 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::kGpipe;
   } else if (name == "zb-h1") {
     cfg.kind = synth::ScheduleKind::kZbH1;
+  } else if (name == "dualpipev") {
+    cfg.kind = synth::ScheduleKind::kDualPipeV;
   } else if (name == "interleaved") {
     cfg.kind = synth::ScheduleKind::kInterleaved;
     cfg.chunks = 2;
@@ -48,17 +50,19 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
       }
     }
   } else {
-    throw base::InputError(fmt::format(
-        "--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1 or interleaved[:chunks]",
-        spec));
+    throw base::InputError(
+        fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, dualpipev or "
+                    "interleaved[:chunks]",
+                    spec));
   }
   return cfg;
 }
 
 // Why `cfg` cannot run this scenario, or "".
 std::string unsupported(const synth::Scenario& s, const synth::ScheduleConfig& cfg) {
-  if (s.model.layers % (s.parallel.pp * std::max<std::int64_t>(cfg.chunks, 1)) != 0) {
-    return fmt::format("pp*chunks = {}*{} does not divide {} layers", s.parallel.pp, cfg.chunks,
+  synth::schedule::Placement place(cfg, static_cast<int>(s.parallel.pp));
+  if (s.model.layers % place.stages() != 0) {
+    return fmt::format("its {} pipeline stages do not divide {} layers", place.stages(),
                        s.model.layers);
   }
   try {

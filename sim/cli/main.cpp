@@ -79,7 +79,7 @@ int list() {
   for (auto n : synth::model_preset_names()) {
     fmt::print(" {}", n);
   }
-  fmt::print("\nschedules: gpipe 1f1b interleaved zb-h1\n");
+  fmt::print("\nschedules: gpipe 1f1b interleaved zb-h1 dualpipev\n");
   return 0;
 }
 
@@ -107,7 +107,7 @@ int dispatch(int argc, char** argv) {
   cmp_cmd->add_option("--set", c.sets, "override a scenario key: key.path=value (repeatable)");
   cmp_cmd
       ->add_option("--schedules", c.schedules,
-                   "comma-separated: 1f1b, gpipe, zb-h1, interleaved[:chunks]")
+                   "comma-separated: 1f1b, gpipe, zb-h1, dualpipev, interleaved[:chunks]")
       ->required();
   cmp_cmd->add_option("--sweep", c.sweep,
                       "rerun the comparison for each value of one scenario key: "

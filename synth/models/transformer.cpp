@@ -171,7 +171,7 @@ Block make_head(const Scenario& s) {
   b.params = weight_params(g);
   // A tied output layer reuses the input embedding's table; across pipeline stages Megatron
   // keeps a copy (with its own gradient and optimizer state) on the last stage instead.
-  if (s.model.tied_embeddings && s.parallel.pp == 1) {
+  if (s.model.tied_embeddings && embedding_and_head_share_a_rank(s)) {
     b.params -= static_cast<double>(g.elements_of(w));
   }
   b.backward = stg::derive_backward(g, {}, b.inputs);
@@ -179,6 +179,12 @@ Block make_head(const Scenario& s) {
 }
 
 }  // namespace
+
+bool embedding_and_head_share_a_rank(const Scenario& s) {
+  // Flat and interleaved schedules put the head on the last pipeline rank; V shapes bring the
+  // last stage back to the first rank.
+  return s.parallel.pp == 1 || s.schedule.kind == ScheduleKind::kDualPipeV;
+}
 
 Blocks build_blocks(const Scenario& s) {
   return {make_embed(s), make_layer(s), make_head(s)};

@@ -37,6 +37,10 @@ stg::Layout stream_layout(const Scenario& s);
 
 Blocks build_blocks(const Scenario& s);
 
+// Whether the input embedding and the output layer land on the same rank (then a tied
+// table is one parameter; otherwise the last rank keeps a copy synchronised by all-reduce).
+bool embedding_and_head_share_a_rank(const Scenario& s);
+
 // The vocabulary after Megatron-style padding to a multiple of tp.
 std::int64_t padded_vocab(const Scenario& s);
 

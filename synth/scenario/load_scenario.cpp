@@ -191,7 +191,8 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleConfig read_schedule(const YamlNode& n) {
-  constexpr std::array<std::string_view, 4> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1"};
+  constexpr std::array<std::string_view, 5> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1",
+                                                          "dualpipev"};
   constexpr std::array<std::string_view, 3> kKeys = {"kind", "chunks", "group"};
   ScheduleConfig cfg;
   const YamlNode kind = n.is_map() ? n.at("kind") : n;
@@ -199,10 +200,11 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     n.check_keys(kKeys);
   }
   std::string k = kind.as_choice(kSchedules);
-  cfg.kind = k == "gpipe"   ? ScheduleKind::kGpipe
-             : k == "1f1b"  ? ScheduleKind::k1F1B
-             : k == "zb-h1" ? ScheduleKind::kZbH1
-                            : ScheduleKind::kInterleaved;
+  cfg.kind = k == "gpipe"       ? ScheduleKind::kGpipe
+             : k == "1f1b"      ? ScheduleKind::k1F1B
+             : k == "zb-h1"     ? ScheduleKind::kZbH1
+             : k == "dualpipev" ? ScheduleKind::kDualPipeV
+                                : ScheduleKind::kInterleaved;
   if (cfg.kind == ScheduleKind::kInterleaved) {
     if (!n.is_map()) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",
@@ -236,9 +238,11 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(tp_at, p.tp, "tp", m.ffn, "model.ffn");
   check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
   const YamlNode sched = root.at("schedule");
-  if (s.schedule.chunks > 1 && m.layers % (p.pp * s.schedule.chunks) != 0) {
-    sched.at("chunks").fail(fmt::format("pp*chunks = {}*{} does not divide model.layers={}", p.pp,
-                                        s.schedule.chunks, m.layers));
+  schedule::Placement place(s.schedule, static_cast<int>(p.pp));
+  if (m.layers % place.stages() != 0) {
+    (sched.is_map() && sched.has("chunks") ? sched.at("chunks") : sched)
+        .fail(fmt::format("the schedule's {} pipeline stages do not divide model.layers={}",
+                          place.stages(), m.layers));
   }
   if (p.sp && p.tp == 1) {
     par.at("sp").fail("sequence parallelism needs tp > 1");
@@ -321,6 +325,8 @@ std::string_view schedule_name(ScheduleKind k) {
       return "interleaved";
     case ScheduleKind::kZbH1:
       return "zb-h1";
+    case ScheduleKind::kDualPipeV:
+      return "dualpipev";
   }
   return "?";
 }

@@ -17,7 +17,7 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
-enum class ScheduleKind : unsigned char { kGpipe, k1F1B, kInterleaved, kZbH1 };
+enum class ScheduleKind : unsigned char { kGpipe, k1F1B, kInterleaved, kZbH1, kDualPipeV };
 enum class Axis : unsigned char { kTP, kDP, kPP };
 
 struct ModelConfig {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "sim/base/error.h"
 
@@ -132,6 +133,88 @@ std::vector<Task> zb_h1(int p, int r, int m) {
   return out;
 }
 
+// DualPipeV (DeepSeek DualPipe repository, dualpipev.py step(); pipeline_schedules.md
+// 2.8): eight phases over the V placement, forward/backward pairs overlapped in the steady
+// state, zero-bubble splitting in the second half of the cooldown.
+class DualPipeV {
+ public:
+  DualPipeV(int n, int r, int m) : n_(n), r_(r), m_(m) {}
+  std::vector<Task> order();
+
+ private:
+  [[nodiscard]] int stage(int chunk) const { return chunk == 0 ? r_ : 2 * n_ - 1 - r_; }
+  void f(int chunk, bool paired = false) {
+    out_.push_back({Task::kForward, f_mb_[chunk]++, chunk, stage(chunk), paired});
+  }
+  void b(int chunk, bool split = false) {
+    out_.push_back(
+        {split ? Task::kBackwardInput : Task::kBackward, b_mb_[chunk], chunk, stage(chunk), false});
+    if (split) {
+      deferred_.emplace_back(b_mb_[chunk], chunk);
+    }
+    ++b_mb_[chunk];
+  }
+  void w() {
+    auto [mb, chunk] = deferred_[next_w_++];
+    out_.push_back({Task::kWeight, mb, chunk, stage(chunk), false});
+  }
+  void pair(int f_chunk, int b_chunk) {
+    f(f_chunk, true);
+    b(b_chunk);
+  }
+
+  int n_, r_, m_;
+  std::array<int, 2> f_mb_{0, 0};
+  std::array<int, 2> b_mb_{0, 0};
+  std::vector<std::pair<int, int>> deferred_;
+  std::size_t next_w_ = 0;
+  std::vector<Task> out_;
+};
+
+std::vector<Task> DualPipeV::order() {
+  const int rest = n_ - r_ - 1;
+  for (int i = 0; i < 2 * rest; ++i) {  // 1: F0 warmup
+    f(0);
+  }
+  for (int i = 0; i <= r_; ++i) {  // 2: F0 F1
+    f(0);
+    f(1);
+  }
+  for (int i = 0; i < rest; ++i) {  // 3: B1 (split) W F1
+    b(1, true);
+    w();
+    f(1);
+  }
+  for (int i = 0; i < m_ - 2 * n_ + r_ + 1; ++i) {  // 4: (F0&B1) (F1&B0)
+    if (i == 0 && r_ == n_ - 1) {  // the last rank's first iteration is not overlapped
+      f(0);
+      b(1);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
+  }
+  for (int i = 0; i < rest; ++i) {  // 5: B1 (F1&B0)
+    b(1);
+    pair(1, 0);
+  }
+  bool zb = false;
+  for (int i = 0; i <= r_; ++i) {  // 6: B1 B0, zero bubble from the middle on
+    zb = zb || (i == (r_ + 1) / 2 && r_ % 2 == 1);
+    b(1, zb);
+    zb = zb || (i == (r_ + 1) / 2 && r_ % 2 == 0);
+    b(0, zb);
+  }
+  for (int i = 0; i < rest; ++i) {  // 7: W B0 (split)
+    w();
+    b(0, true);
+  }
+  while (next_w_ < deferred_.size()) {  // 8: the remaining W
+    w();
+  }
+  return out_;
+}
+
 int group_size(const ScheduleConfig& cfg, int p) {
   return cfg.group > 0 ? static_cast<int>(cfg.group) : p;
 }
@@ -139,6 +222,11 @@ int group_size(const ScheduleConfig& cfg, int p) {
 }  // namespace
 
 void check_schedule(const ScheduleConfig& cfg, int stages, int microbatches) {
+  if (cfg.kind == ScheduleKind::kDualPipeV && microbatches < 2 * stages) {
+    throw base::InputError(
+        fmt::format("DualPipeV needs at least 2*pp = {} microbatches per replica, got {}",
+                    2 * stages, microbatches));
+  }
   if (cfg.kind != ScheduleKind::kInterleaved) {
     return;
   }
@@ -175,12 +263,42 @@ std::vector<Task> stage_order(const ScheduleConfig& cfg, int stages, int stage, 
                          group_size(cfg, stages));
     case ScheduleKind::kZbH1:
       return zb_h1(stages, stage, microbatches);
+    case ScheduleKind::kDualPipeV:
+      check_schedule(cfg, stages, microbatches);
+      return DualPipeV(stages, stage, microbatches).order();
   }
   return {};
 }
 
 bool splits_backward(ScheduleKind kind) {
-  return kind == ScheduleKind::kZbH1;
+  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kDualPipeV;
+}
+
+Placement::Placement(const ScheduleConfig& cfg, int ranks)
+    : v_shape_(cfg.kind == ScheduleKind::kDualPipeV),
+      ranks_(ranks),
+      chunks_(v_shape_ ? 2 : static_cast<int>(std::max<std::int64_t>(cfg.chunks, 1))),
+      stages_(chunks_ * ranks) {}
+
+int Placement::stage_of(int rank, int chunk) const {
+  if (v_shape_) {
+    return chunk == 0 ? rank : 2 * ranks_ - 1 - rank;
+  }
+  return chunk * ranks_ + rank;
+}
+
+int Placement::rank_of(int stage) const {
+  if (v_shape_) {
+    return stage < ranks_ ? stage : 2 * ranks_ - 1 - stage;
+  }
+  return stage % ranks_;
+}
+
+int Placement::chunk_of(int stage) const {
+  if (v_shape_) {
+    return stage < ranks_ ? 0 : 1;
+  }
+  return stage / ranks_;
 }
 
 std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int microbatches) {
@@ -189,15 +307,17 @@ std::vector<Task> stage_order(ScheduleKind kind, int stages, int stage, int micr
   return stage_order(cfg, stages, stage, microbatches);
 }
 
-std::string to_string(const std::vector<Task>& order, bool with_stage) {
+std::string to_string(const std::vector<Task>& order, bool with_stage, char stage_letter) {
   std::string out;
   for (const Task& t : order) {
     constexpr std::string_view kLetters = "FBbw";
-    out +=
-        (out.empty() ? "" : " ") + std::string(1, kLetters[t.kind]) + std::to_string(t.microbatch);
+    bool second_of_pair = !out.empty() && out.back() == '&';
+    out += (out.empty() || second_of_pair ? "" : " ") + std::string(t.paired ? "[" : "") +
+           std::string(1, kLetters[t.kind]) + std::to_string(t.microbatch);
     if (with_stage) {
-      out += "c" + std::to_string(t.stage);
+      out += std::string(1, stage_letter) + std::to_string(t.stage);
     }
+    out += t.paired ? "&" : (second_of_pair ? "]" : "");
   }
   return out;
 }

@@ -101,6 +101,16 @@ inline std::vector<Case> cases() {
   zb.training.recompute = synth::Recompute::kSelective;
   zb.schedule.kind = synth::ScheduleKind::kZbH1;
   out.push_back({"tp2_pp4_zb_h1_sp_selective", zb});
+
+  // DualPipeV: V placement (the last rank turns chunk 0 into chunk 1 locally), split
+  // backward, tied embeddings on one rank.
+  synth::Scenario dpv = tiny_like(1, 4, 2);
+  dpv.model.layers = 8;
+  dpv.model.tied_embeddings = true;
+  dpv.training.global_batch = 16;
+  dpv.training.micro_batch = 1;
+  dpv.schedule.kind = synth::ScheduleKind::kDualPipeV;
+  out.push_back({"pp4_dp2_dualpipev_tied", dpv});
   return out;
 }
 

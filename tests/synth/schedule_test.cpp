@@ -136,3 +136,46 @@ TEST(Schedule, ZeroBubbleH1RunsEveryWeightGradientOnce) {
 
 }  // namespace
 }  // namespace tessera::synth::schedule
+
+namespace tessera::synth::schedule {
+namespace {
+
+// pipeline_schedules.md 2.8, N = 4, M = 8 ("sK": stage K, "[x&y]": overlapped pair).
+TEST(Schedule, DualPipeVGoldenOrders) {
+  ScheduleConfig cfg;
+  cfg.kind = ScheduleKind::kDualPipeV;
+  EXPECT_EQ(to_string(stage_order(cfg, 4, 0, 8), true, 's'),
+            "F0s0 F1s0 F2s0 F3s0 F4s0 F5s0 F6s0 F0s7 b0s7 w0s7 F1s7 b1s7 w1s7 F2s7 b2s7 w2s7 F3s7 "
+            "[F7s0&B3s7] [F4s7&B0s0] B4s7 [F5s7&B1s0] B5s7 [F6s7&B2s0] B6s7 [F7s7&B3s0] B7s7 b4s0 "
+            "w4s0 b5s0 w5s0 b6s0 w6s0 b7s0 w7s0");
+  EXPECT_EQ(to_string(stage_order(cfg, 4, 3, 8), true, 's'),
+            "F0s3 F0s4 F1s3 F1s4 F2s3 F2s4 F3s3 F3s4 F4s3 B0s4 [F4s4&B0s3] [F5s3&B1s4] "
+            "[F5s4&B1s3] [F6s3&B2s4] [F6s4&B2s3] [F7s3&B3s4] [F7s4&B3s3] B4s4 B4s3 B5s4 B5s3 "
+            "b6s4 b6s3 b7s4 b7s3 w6s4 w6s3 w7s4 w7s3");
+}
+
+TEST(Schedule, DualPipeVRunsEveryStageOfEveryMicrobatchOnce) {
+  ScheduleConfig cfg;
+  cfg.kind = ScheduleKind::kDualPipeV;
+  for (auto [n, m] : {std::pair{4, 8}, std::pair{4, 10}, std::pair{2, 4}, std::pair{8, 16}}) {
+    Placement place(cfg, n);
+    for (int r = 0; r < n; ++r) {
+      std::vector<int> f(static_cast<std::size_t>(2 * m)), b(f), w(f);
+      for (const Task& t : stage_order(cfg, n, r, m)) {
+        EXPECT_EQ(t.stage, place.stage_of(r, t.chunk));
+        EXPECT_EQ(place.rank_of(t.stage), r);
+        auto k = static_cast<std::size_t>(t.chunk * m + t.microbatch);
+        f[k] += t.kind == Task::kForward ? 1 : 0;
+        b[k] += t.kind == Task::kBackward || t.kind == Task::kBackwardInput ? 1 : 0;
+        w[k] += t.kind == Task::kBackward || t.kind == Task::kWeight ? 1 : 0;
+      }
+      for (std::size_t k = 0; k < f.size(); ++k) {
+        EXPECT_EQ(f[k] * 100 + b[k] * 10 + w[k], 111) << "N=" << n << " M=" << m << " r=" << r;
+      }
+    }
+  }
+  EXPECT_THROW(check_schedule(cfg, 4, 7), base::InputError);  // M < 2N
+}
+
+}  // namespace
+}  // namespace tessera::synth::schedule
