@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pipeline schedules with uniform costs reproduce the golden orders, makespans and bubbles of
-// pipeline_schedules.md (sections 2.0 to 2.3). The per-rank orders come from the real
-// generator (synth::schedule::stage_order); the simulator times them, and the order in which
-// each rank's compute nodes actually ran is checked against the golden strings.
+// Pipeline schedules with uniform costs reproduce the golden orders, makespans, bubbles and
+// memory peaks of pipeline_schedules.md (sections 2.0 to 2.4 and 2.8). The per-rank orders
+// come from the real generator (synth::schedule::stage_order); the simulator times them, and
+// the order in which each rank's compute nodes actually ran is checked against the golden
+// strings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@ using graph::ExecGraph;
 using graph::RankGraph;
 using synth::ScheduleConfig;
 using synth::ScheduleKind;
+using synth::schedule::Placement;
 using synth::schedule::stage_order;
 using synth::schedule::Task;
 using namespace simtest;  // NOLINT(google-build-using-namespace)
@@ -35,109 +37,223 @@ using namespace simtest;  // NOLINT(google-build-using-namespace)
 constexpr SimTime kUs = 1'000'000;  // one "time unit" of the reference (1 us)
 constexpr double kUnit = 1e-6;      // the same in seconds
 
-// Uniform costs in time units, and the per-message latency c of section 2.0.
+// Uniform costs in time units, and the per-message latency c of section 2.0. A split
+// backward runs "b" (input gradient, cost b) and "w" (weight gradient, cost w); the fused
+// backward "B" costs b + w. The flat and interleaved tests keep w = 0, so there B costs b.
 struct Costs {
   SimTime f = 1 * kUs;
   SimTime b = 2 * kUs;
+  SimTime w = 0;
   SimTime c = 0;
 };
 
-// "F3" for flat schedules, "F3c4" (with the virtual stage) for interleaved ones.
-std::string label(const Task& t, bool with_stage) {
-  return synth::schedule::to_string({t}, with_stage);
+Costs costs_of(double f, double b, double w) {
+  Costs out;
+  out.f = static_cast<SimTime>(f * static_cast<double>(kUs));
+  out.b = static_cast<SimTime>(b * static_cast<double>(kUs));
+  out.w = static_cast<SimTime>(w * static_cast<double>(kUs));
+  return out;
 }
 
-int chunks_of(const ScheduleConfig& cfg) {
-  return cfg.kind == ScheduleKind::kInterleaved ? static_cast<int>(cfg.chunks) : 1;
-}
+// How the simulated graphs run DualPipe's overlapped "F&B" pairs, both without overlap gain
+// (the pair costs F + B): as one compute node that starts when both halves' inputs are there
+// and delivers both outputs at its end (section 4.1: "one task with two output parts"), or as
+// two consecutive compute nodes, the forward first.
+enum class Pairs { kOneTask, kBackToBack };
 
-// An op of the pipeline: (forward?, microbatch, virtual stage).
-using OpKey = std::tuple<bool, int, int>;
+// The schedule's placement and the costs: everything that turns orders into graphs.
+struct Model {
+  Placement place;
+  int p = 1;
+  int v = 1;  // the chunk costs are F/v, B/v, W/v (interleaved); 1 for flat and V shapes
+  bool with_stage = false;
+  char stage_letter = 'c';
+  Pairs pairs = Pairs::kOneTask;
+  Costs costs;
+
+  Model(const ScheduleConfig& cfg, int ranks, const Costs& c, Pairs how)
+      : place(cfg, ranks),
+        p(ranks),
+        v(cfg.kind == ScheduleKind::kInterleaved ? static_cast<int>(cfg.chunks) : 1),
+        with_stage(place.chunks() > 1),
+        stage_letter(cfg.kind == ScheduleKind::kDualPipeV ? 's' : 'c'),
+        pairs(how),
+        costs(c) {}
+
+  [[nodiscard]] int stages() const { return place.stages(); }
+
+  [[nodiscard]] SimTime cost(const Task& t) const {
+    switch (t.kind) {
+      case Task::kForward:
+        return costs.f / v;
+      case Task::kBackward:
+        return (costs.b + costs.w) / v;
+      case Task::kBackwardInput:
+        return costs.b / v;
+      case Task::kWeight:
+        return costs.w / v;
+    }
+    return 0;
+  }
+
+  // "F3" for flat schedules, "F3c4" for interleaved ones and "F3s4" for DualPipeV; a pair run
+  // as one task is "[F7s0&B3s7]", as to_string prints it.
+  [[nodiscard]] std::string label(std::vector<Task> tasks) const {
+    if (tasks.size() == 1) {
+      tasks.front().paired = false;
+    }
+    return synth::schedule::to_string(tasks, with_stage, stage_letter);
+  }
+};
+
+// What an op produces: the activation (F), the input gradient (B or b) or the weight
+// gradient (w), with its microbatch and virtual stage.
+enum Product : int { kAct, kGrad, kWgrad };
+using OpKey = std::tuple<int, int, int>;  // (product, microbatch, virtual stage)
 
 OpKey key_of(const Task& t) {
-  return {t.kind == Task::kForward, t.microbatch, t.stage};
+  const Product what = t.kind == Task::kForward ? kAct : t.kind == Task::kWeight ? kWgrad : kGrad;
+  return {what, t.microbatch, t.stage};
 }
 
-// Section 2.0's dependencies for S = v*p virtual stages: F(t,j) <- F(t-1,j); B(t,j) <-
-// B(t+1,j), or <- F(S-1,j) at the last stage.
+// Section 2.0's dependencies for S virtual stages: F(t,j) <- F(t-1,j); B(t,j) and b(t,j) <-
+// B or b of (t+1,j), or <- F(S-1,j) at the last stage; w(t,j) <- b(t,j).
 std::optional<OpKey> producer_of(const Task& t, int stages) {
-  if (t.kind == Task::kForward) {
-    return t.stage > 0 ? std::optional<OpKey>{{true, t.microbatch, t.stage - 1}} : std::nullopt;
+  switch (t.kind) {
+    case Task::kForward:
+      return t.stage > 0 ? std::optional<OpKey>{{kAct, t.microbatch, t.stage - 1}} : std::nullopt;
+    case Task::kBackward:
+    case Task::kBackwardInput:
+      return t.stage == stages - 1 ? OpKey{kAct, t.microbatch, t.stage}
+                                   : OpKey{kGrad, t.microbatch, t.stage + 1};
+    case Task::kWeight:
+      return OpKey{kGrad, t.microbatch, t.stage};
   }
-  return t.stage == stages - 1 ? OpKey{true, t.microbatch, t.stage}
-                               : OpKey{false, t.microbatch, t.stage + 1};
+  return std::nullopt;
 }
 
-// Section 2.0's list scheduler: each rank runs its list in order and an op starts when its
-// rank and its producer are done (+c across ranks). Returns the end time of every op. The
-// graph builder uses it only to post each rank's recvs in the order their messages arrive
-// (see stage_graph); the simulator times the graphs on its own.
-std::map<OpKey, SimTime> list_schedule(const std::vector<std::vector<Task>>& orders, int v,
-                                       const Costs& costs) {
-  const int p = static_cast<int>(orders.size());
-  const int stages = v * p;
-  std::map<OpKey, SimTime> end;
+// The stage an op's output goes to, if any: F feeds t+1, B and b feed t-1, w feeds nobody.
+std::optional<int> consumer_of(const Task& t, int stages) {
+  const int next = t.kind == Task::kForward ? t.stage + 1 : t.stage - 1;
+  if (t.kind == Task::kWeight || next < 0 || next >= stages) {
+    return std::nullopt;
+  }
+  return next;
+}
+
+// A rank's order cut into steps, each run as one compute node: a single task, or with
+// Pairs::kOneTask an "F&B" pair (the paired task and the next one).
+std::vector<std::vector<std::size_t>> steps_of(const std::vector<Task>& ops, Pairs pairs) {
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (pairs == Pairs::kOneTask && ops[i].paired && i + 1 < ops.size()) {
+      out.push_back({i, i + 1});
+      ++i;
+    } else {
+      out.push_back({i});
+    }
+  }
+  return out;
+}
+
+// When and where each op's output appears: its end time under section 2.0's list scheduler,
+// and the (rank, index in that rank's order) of the op that produced it.
+struct Produced {
+  SimTime end = 0;
+  int rank = 0;
+  std::size_t index = 0;
+};
+
+// Section 2.0's list scheduler: each rank runs its steps in order and a step starts when its
+// rank and the producers of all its tasks are done (+c across ranks). The graph builder uses
+// it only to post each rank's recvs in the order their messages arrive (see stage_graph); the
+// simulator times the graphs on its own.
+std::map<OpKey, Produced> list_schedule(const std::vector<std::vector<Task>>& orders,
+                                        const Model& model) {
+  std::map<OpKey, Produced> done;
+  std::vector<std::vector<std::vector<std::size_t>>> steps;
+  for (const auto& ops : orders) {
+    steps.push_back(steps_of(ops, model.pairs));
+  }
   std::vector<std::size_t> next(orders.size(), 0);
   std::vector<SimTime> free_at(orders.size(), 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (std::size_t r = 0; r < orders.size(); ++r) {
-      while (next[r] < orders[r].size()) {
-        const Task& op = orders[r][next[r]];
+      const int rank = static_cast<int>(r);
+      while (next[r] < steps[r].size()) {
         SimTime start = free_at[r];
-        if (auto prod = producer_of(op, stages)) {
-          auto it = end.find(*prod);
-          if (it == end.end()) {
-            break;
+        SimTime duration = 0;
+        bool ready = true;
+        for (std::size_t i : steps[r][next[r]]) {
+          const Task& op = orders[r][i];
+          duration += model.cost(op);
+          if (auto prod = producer_of(op, model.stages())) {
+            auto it = done.find(*prod);
+            if (it == done.end()) {
+              ready = false;
+              break;
+            }
+            const bool cross = model.place.rank_of(std::get<2>(*prod)) != rank;
+            start = std::max(start, it->second.end + (cross ? model.costs.c : 0));
           }
-          const bool cross = std::get<2>(*prod) % p != static_cast<int>(r);
-          start = std::max(start, it->second + (cross ? costs.c : 0));
         }
-        free_at[r] = start + (op.kind == Task::kForward ? costs.f : costs.b) / v;
-        end[key_of(op)] = free_at[r];
+        if (!ready) {
+          break;
+        }
+        free_at[r] = start + duration;
+        for (std::size_t i : steps[r][next[r]]) {
+          done[key_of(orders[r][i])] = {free_at[r], rank, i};
+        }
         ++next[r];
         progress = true;
       }
     }
   }
   for (std::size_t r = 0; r < orders.size(); ++r) {
-    EXPECT_EQ(next[r], orders[r].size()) << "the orders deadlock under section 2.0's model";
+    EXPECT_EQ(next[r], steps[r].size()) << "the orders deadlock under section 2.0's model";
   }
-  return end;
+  return done;
 }
 
-// Rank r's graph for S = v*p virtual stages (rank of virtual stage t is t mod p) with the
-// dependencies of producer_of. An edge between ranks is a zero-byte recv on the consumer and
-// a zero-byte send after the producing op, tagged by (microbatch, producing virtual stage,
-// direction); an edge within the rank (p = 1) is a direct dependency. A chunk op costs F/v or
-// B/v. Each F allocates one unit (byte) of activation memory that the matching B frees, so
-// RankStats::peak_memory counts in-flight chunk activations.
+// Rank r's graph with the dependencies of producer_of, each step one compute node costing
+// the sum of its tasks. An edge between ranks (Placement::rank_of) is a zero-byte recv on the
+// consumer and a zero-byte send after the producing step, tagged by (microbatch, producing
+// virtual stage, direction); an edge within the rank (p = 1, the tip of a V) is a direct
+// dependency. Each F allocates one unit (byte) of activation memory that the matching fused B
+// or w frees, so RankStats::peak_memory counts in-flight (F -> W) chunk activations.
 //
 // Sends are rendezvous and the pp_send / pp_recv streams run in list order, so a rank's recvs
-// are posted in the order their messages arrive (`arrival`, from list_schedule; ties in op
-// order), not in op order: posting recvs in op order can deadlock, e.g. interleaved p=4, v=2,
-// m=12, g=6, where rank 3 would post recv F6c3 before recv B0c3 while rank 0 sends B0c4
-// before rank 2 can produce F6c2.
-RankGraph stage_graph(ExecGraph& g, int p, int v, int r, const std::vector<Task>& ops,
-                      const std::map<OpKey, SimTime>& arrival, const Costs& costs) {
-  EXPECT_EQ(costs.f % v, 0) << "F/v must be a whole number of picoseconds";
-  EXPECT_EQ(costs.b % v, 0) << "B/v must be a whole number of picoseconds";
-  const int stages = v * p;
-  const bool with_stage = v > 1;
-  auto rank_of = [p](int t) { return t % p; };
+// are posted in the order their messages arrive (from list_schedule), not in op order: posting
+// recvs in op order can deadlock, e.g. interleaved p=4, v=2, m=12, g=6, where rank 3 would
+// post recv F6c3 before recv B0c3 while rank 0 sends B0c4 before rank 2 can produce F6c2. Ties
+// go in the order the senders send (by producing rank, then by op), so both sides agree even
+// when one F&B pair sends both its outputs to the same peer at once (DualPipeV's F0&B1 feeds
+// rank r+1 twice); the cases below also pass with ties in this rank's op order.
+RankGraph stage_graph(ExecGraph& g, const Model& model, int r, const std::vector<Task>& ops,
+                      const std::map<OpKey, Produced>& produced) {
+  EXPECT_EQ(model.costs.f % model.v, 0) << "F/v must be a whole number of picoseconds";
+  EXPECT_EQ(model.costs.b % model.v, 0) << "B/v must be a whole number of picoseconds";
+  EXPECT_EQ(model.costs.w % model.v, 0) << "W/v must be a whole number of picoseconds";
+  const int stages = model.stages();
   auto tag = [stages](const OpKey& producer) {
-    const auto [forward, mb, stage] = producer;
-    return (static_cast<std::int64_t>(mb) * stages + stage) * 2 + (forward ? 0 : 1);
+    const auto [what, mb, stage] = producer;
+    return (static_cast<std::int64_t>(mb) * stages + stage) * 2 + (what == kAct ? 0 : 1);
   };
   RankGraph rg;
   rg.stage = r;
 
   // The recvs, in arrival order.
-  std::vector<std::pair<SimTime, std::size_t>> incoming;  // (arrival, index in ops)
+  using Arrival = std::tuple<SimTime, int, std::size_t>;  // (end, producing rank, its index)
+  std::vector<std::pair<Arrival, std::size_t>> incoming;  // (arrival, index in ops)
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (auto prod = producer_of(ops[i], stages); prod && rank_of(std::get<2>(*prod)) != r) {
-      auto it = arrival.find(*prod);
-      incoming.emplace_back(it == arrival.end() ? base::kTimeNever : it->second, i);
+    auto prod = producer_of(ops[i], stages);
+    if (prod && model.place.rank_of(std::get<2>(*prod)) != r) {
+      auto it = produced.find(*prod);
+      incoming.emplace_back(it == produced.end()
+                                ? Arrival{base::kTimeNever, 0, 0}
+                                : Arrival{it->second.end, it->second.rank, it->second.index},
+                            i);
     }
   }
   std::stable_sort(incoming.begin(), incoming.end(),
@@ -145,36 +261,51 @@ RankGraph stage_graph(ExecGraph& g, int p, int v, int r, const std::vector<Task>
   std::map<std::size_t, graph::NodeId> recv_of;  // index in ops -> its recv
   for (const auto& [when, i] : incoming) {
     const OpKey prod = *producer_of(ops[i], stages);
-    recv_of[i] =
-        rg.add(recv(g, "recv_" + label(ops[i], with_stage), rank_of(std::get<2>(prod)), tag(prod)));
+    recv_of[i] = rg.add(recv(g, "recv_" + model.label({ops[i]}),
+                             model.place.rank_of(std::get<2>(prod)), tag(prod)));
   }
 
   std::map<OpKey, graph::NodeId> done;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Task& op = ops[i];
-    const bool forward = op.kind == Task::kForward;
-    const int t = op.stage;
-    EXPECT_EQ(t, op.chunk * p + r) << label(op, true) << " on rank " << r;
-    const std::string name = label(op, with_stage);
+  for (const std::vector<std::size_t>& step : steps_of(ops, model.pairs)) {
+    std::vector<Task> tasks;
     std::vector<graph::NodeId> deps;
-    if (auto it = recv_of.find(i); it != recv_of.end()) {
-      deps.push_back(it->second);
-    } else if (auto prod = producer_of(op, stages)) {
-      auto same = done.find(*prod);
-      if (same == done.end()) {
-        ADD_FAILURE() << name << " on rank " << r << " runs before its same-rank producer";
-      } else {
-        deps.push_back(same->second);
+    SimTime duration = 0;
+    std::int64_t alloc = 0;
+    std::int64_t release = 0;
+    for (std::size_t i : step) {
+      const Task& op = ops[i];
+      tasks.push_back(op);
+      EXPECT_EQ(model.place.stage_of(r, op.chunk), op.stage) << model.label({op}) << " rank " << r;
+      EXPECT_EQ(model.place.rank_of(op.stage), r) << model.label({op}) << " rank " << r;
+      if (auto it = recv_of.find(i); it != recv_of.end()) {
+        deps.push_back(it->second);
+      } else if (auto prod = producer_of(op, stages)) {
+        auto same = done.find(*prod);
+        if (same == done.end()) {
+          ADD_FAILURE() << model.label({op}) << " on rank " << r
+                        << " runs before (or with) its same-rank producer";
+        } else {
+          deps.push_back(same->second);
+        }
       }
+      duration += model.cost(op);
+      alloc += op.kind == Task::kForward ? 1 : 0;
+      release += op.kind == Task::kBackward || op.kind == Task::kWeight ? 1 : 0;
     }
-    graph::Node c = compute(g, name, (forward ? costs.f : costs.b) / v);
-    c.microbatch = op.microbatch;
-    (forward ? c.mem_alloc : c.mem_free) = 1;
+    const std::string name = model.label(tasks);
+    graph::Node c = compute(g, name, duration);
+    c.microbatch = tasks.front().microbatch;
+    c.mem_alloc = alloc;
+    c.mem_free = release;
     const graph::NodeId n = rg.add(c, deps);
-    done[key_of(op)] = n;
-    const int consumer = forward ? t + 1 : t - 1;
-    if (consumer >= 0 && consumer < stages && rank_of(consumer) != r) {
-      rg.add(send(g, "send_" + name, rank_of(consumer), tag(key_of(op))), {n});
+    for (const Task& op : tasks) {
+      done[key_of(op)] = n;
+      if (auto consumer = consumer_of(op, stages);
+          consumer && model.place.rank_of(*consumer) != r) {
+        rg.add(
+            send(g, "send_" + model.label({op}), model.place.rank_of(*consumer), tag(key_of(op))),
+            {n});
+      }
     }
   }
   return rg;
@@ -183,34 +314,42 @@ RankGraph stage_graph(ExecGraph& g, int p, int v, int r, const std::vector<Task>
 struct PipelineRun {
   ExecGraph graph;
   RunStats stats;
+  std::vector<std::vector<Task>> orders;  // the generator's, per rank
+  double work_s = 0.0;                    // total compute of all ranks, from the orders
 };
 
 // A zero-byte send costs collective_step + path latency; the test profile's links have no
 // latency, so collective_step is exactly the per-message latency c.
-PipelineRun run_pipeline(const ScheduleConfig& cfg, int p, int m, const Costs& costs = {}) {
+PipelineRun run_pipeline(const ScheduleConfig& cfg, int p, int m, const Costs& costs = {},
+                         Pairs pairs = Pairs::kOneTask) {
   hw::Profile prof = test_profile();
   prof.collective_step = costs.c;
+  const Model model(cfg, p, costs, pairs);
   PipelineRun out;
-  std::vector<std::vector<Task>> orders;
+  SimTime work = 0;
   for (int r = 0; r < p; ++r) {
-    orders.push_back(stage_order(cfg, p, r, m));
+    out.orders.push_back(stage_order(cfg, p, r, m));
+    for (const Task& t : out.orders.back()) {
+      work += model.cost(t);
+    }
   }
-  const int v = chunks_of(cfg);
-  const std::map<OpKey, SimTime> arrival = list_schedule(orders, v, costs);
+  out.work_s = static_cast<double>(work) * kUnit / static_cast<double>(kUs);
+  const std::map<OpKey, Produced> produced = list_schedule(out.orders, model);
   std::vector<RankGraph> graphs;
   for (int r = 0; r < p; ++r) {
     graphs.push_back(
-        stage_graph(out.graph, p, v, r, orders[static_cast<std::size_t>(r)], arrival, costs));
+        stage_graph(out.graph, model, r, out.orders[static_cast<std::size_t>(r)], produced));
   }
   set_per_rank(out.graph, graphs);
   out.stats = run(out.graph, make_cluster(prof, 8), prof, /*timeline=*/true);
   return out;
 }
 
-PipelineRun run_pipeline(ScheduleKind kind, int p, int m, const Costs& costs = {}) {
+PipelineRun run_pipeline(ScheduleKind kind, int p, int m, const Costs& costs = {},
+                         Pairs pairs = Pairs::kOneTask) {
   ScheduleConfig cfg;
   cfg.kind = kind;
-  return run_pipeline(cfg, p, m, costs);
+  return run_pipeline(cfg, p, m, costs, pairs);
 }
 
 ScheduleConfig interleaved(int v, int group = 0) {
@@ -240,26 +379,38 @@ std::string executed_order(const PipelineRun& pr, std::int32_t rank) {
 
 // (m + p - 1)(F + B) in seconds.
 double flush_makespan(int p, int m, const Costs& c) {
-  return static_cast<double>(m + p - 1) * static_cast<double>(c.f + c.b) * kUnit /
+  return static_cast<double>(m + p - 1) * static_cast<double>(c.f + c.b + c.w) * kUnit /
          static_cast<double>(kUs);
 }
 
 // Section 2.0: bubble of rank r = T - busy_r, so sum_r(T - busy_r) = p*T - total work; with
 // free communication nothing is exposed and the per-rank idle is exactly that bubble.
-void expect_bubble_identity(const RunStats& s, int p, int m, const Costs& c) {
+// `work_s` is the expected total compute of all ranks, in seconds.
+void expect_bubble_identity(const RunStats& s, int p, double work_s, const Costs& c) {
   const double t = s.step_time_s;
-  const double work = static_cast<double>(p) * static_cast<double>(m) *
-                      static_cast<double>(c.f + c.b) * kUnit / static_cast<double>(kUs);
   double bubbles = 0.0;
   double idle = 0.0;
+  double busy = 0.0;
   for (const RankStats& r : s.ranks) {
     bubbles += t - r.compute_s;
     idle += r.idle_s;
+    busy += r.compute_s;
   }
-  EXPECT_NEAR(bubbles, static_cast<double>(p) * t - work, 1e-15);
+  EXPECT_EQ(s.ranks.size(), static_cast<std::size_t>(p));
+  EXPECT_NEAR(busy, work_s, 1e-15);
+  EXPECT_NEAR(bubbles, static_cast<double>(p) * t - work_s, 1e-15);
   if (c.c == 0) {
     EXPECT_NEAR(idle, bubbles, 1e-15);
   }
+}
+
+// The same for flat and interleaved schedules: p*m*(F+B+W) of work.
+void expect_bubble_identity(const RunStats& s, int p, int m, const Costs& c) {
+  expect_bubble_identity(s, p,
+                         static_cast<double>(p) * static_cast<double>(m) *
+                             static_cast<double>(c.f + c.b + c.w) * kUnit /
+                             static_cast<double>(kUs),
+                         c);
 }
 
 const std::vector<std::string>& golden_1f1b_p4_m8() {
@@ -453,6 +604,170 @@ TEST(Pipeline, InterleavedRejectsLastGroupSmallerThanPp) {
   }
   EXPECT_THROW(stage_order(cfg, 4, 0, 5), base::InputError);
   EXPECT_NO_THROW(synth::schedule::check_schedule(cfg, 4, 8));
+}
+
+// --- Sections 2.4 and 2.8: split backward (ZB-H1, DualPipeV) ------------------------------
+
+// The makespan in time units: T = m(F+B+W) + (p-1)(F+B-W) (section 2.4, ZB-H1).
+double zb_h1_makespan(int p, int m, double f, double b, double w) {
+  return m * (f + b + w) + (p - 1) * (f + b - w);
+}
+
+const std::vector<std::string>& golden_zb_h1_p4_m8() {
+  static const std::vector<std::string> golden = {
+      "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7",
+      "F0 F1 F2 b0 F3 B1 F4 B2 F5 B3 F6 B4 F7 b5 w0 b6 w5 b7 w6 w7",
+      "F0 F1 b0 F2 b1 F3 B2 F4 B3 F5 B4 F6 B5 F7 b6 w0 b7 w1 w6 w7",
+      "F0 b0 F1 b1 F2 b2 F3 B3 F4 B4 F5 B5 F6 B6 F7 b7 w0 w1 w2 w7"};
+  return golden;
+}
+
+TEST(Pipeline, ZeroBubbleH1P4M8ExecutesGoldenOrdersWithGoldenMakespans) {
+  struct Case {
+    double f, b, w;
+    double zb, one_f_one_b;  // time units
+  };
+  for (const Case& k :
+       {Case{1, 1, 1, 27, 33}, Case{1, 1, 0.5, 24.5, 27.5}, Case{2, 2, 1, 49, 55}}) {
+    const Costs costs = costs_of(k.f, k.b, k.w);
+    const std::string what = "(F, B, W) = (" + std::to_string(k.f) + ", " + std::to_string(k.b) +
+                             ", " + std::to_string(k.w) + ")";
+    PipelineRun pr = run_pipeline(ScheduleKind::kZbH1, 4, 8, costs);
+    const RunStats& s = pr.stats;
+    EXPECT_NEAR(s.step_time_s, units(k.zb), 1e-15) << what;
+    EXPECT_NEAR(s.step_time_s, units(zb_h1_makespan(4, 8, k.f, k.b, k.w)), 1e-15) << what;
+    EXPECT_NEAR(pr.work_s, units(4 * 8 * (k.f + k.b + k.w)), 1e-15) << what;
+    ASSERT_EQ(s.ranks.size(), 4U) << what;
+    for (const RankStats& r : s.ranks) {
+      const auto rank = static_cast<std::size_t>(r.rank);
+      EXPECT_NEAR(r.compute_s, units(8 * (k.f + k.b + k.w)), 1e-15) << what << " rank " << rank;
+      EXPECT_EQ(synth::schedule::to_string(pr.orders[rank]), golden_zb_h1_p4_m8()[rank]);
+      EXPECT_EQ(executed_order(pr, r.rank), golden_zb_h1_p4_m8()[rank]) << what << " rank " << rank;
+    }
+    // Peak F -> W residency is p on every rank (section 2.4).
+    EXPECT_EQ(peaks(s), (std::vector<double>{4, 4, 4, 4})) << what;
+    expect_bubble_identity(s, 4, pr.work_s, costs);
+    expect_bubble_identity(s, 4, 8, costs);
+    expect_equal_idle(s);
+
+    // 1F1B with the fused backward B + W, for comparison.
+    const RunStats base = run_pipeline(ScheduleKind::k1F1B, 4, 8, costs).stats;
+    EXPECT_NEAR(base.step_time_s, units(k.one_f_one_b), 1e-15) << what;
+    EXPECT_NEAR(base.step_time_s, flush_makespan(4, 8, costs), 1e-15) << what;
+    EXPECT_LT(s.step_time_s, base.step_time_s) << what;
+    expect_bubble_identity(base, 4, 8, costs);
+  }
+}
+
+ScheduleConfig dualpipev() {
+  ScheduleConfig cfg;
+  cfg.kind = ScheduleKind::kDualPipeV;
+  return cfg;
+}
+
+// Section 2.8 with F&B = F + B (B the full backward b + w): T = 2M(F+B) + (N-1)(F+2B-3W).
+double dualpipev_makespan(int n, int m, double f, double b, double w) {
+  return 2 * m * (f + b + w) + (n - 1) * (f + 2 * (b + w) - 3 * w);
+}
+
+TEST(Pipeline, DualPipeVMakespansMatchReference) {
+  struct Case {
+    int n, m;
+    double f, b, w;
+    double expected;  // time units
+  };
+  for (const Case& k :
+       {Case{4, 8, 1, 1, 1, 54}, Case{4, 10, 1, 1, 1, 66}, Case{4, 20, 1, 1, 1, 126},
+        Case{2, 4, 1, 1, 1, 26}, Case{8, 16, 1, 1, 1, 110}, Case{4, 8, 1, 1, 0.5, 47.5}}) {
+    const Costs costs = costs_of(k.f, k.b, k.w);
+    const std::string what = "N=" + std::to_string(k.n) + " M=" + std::to_string(k.m) +
+                             " (F, B, W) = (" + std::to_string(k.f) + ", " + std::to_string(k.b) +
+                             ", " + std::to_string(k.w) + ")";
+    PipelineRun pr = run_pipeline(dualpipev(), k.n, k.m, costs);
+    const RunStats& s = pr.stats;
+    EXPECT_NEAR(s.step_time_s, units(k.expected), 1e-15) << what;
+    EXPECT_NEAR(s.step_time_s, units(dualpipev_makespan(k.n, k.m, k.f, k.b, k.w)), 1e-15) << what;
+    // Two chunks per rank, each a full F + B + W per microbatch.
+    const double per_rank = 2 * k.m * (k.f + k.b + k.w);
+    EXPECT_NEAR(pr.work_s, units(k.n * per_rank), 1e-15) << what;
+    ASSERT_EQ(s.ranks.size(), static_cast<std::size_t>(k.n)) << what;
+    double peak = 0;
+    for (const RankStats& r : s.ranks) {
+      EXPECT_NEAR(r.compute_s, units(per_rank), 1e-15) << what << " rank " << r.rank;
+      EXPECT_NEAR(r.idle_s, units(k.expected - per_rank), 1e-15) << what << " rank " << r.rank;
+      EXPECT_EQ(r.stage, r.rank) << what;
+      EXPECT_LE(r.peak_memory, 2 * k.n + 1) << what << " rank " << r.rank;
+      peak = std::max(peak, r.peak_memory);
+    }
+    // Peak in-flight: 2N + 1 chunk-activations (README "PP+1" with PP = 2N).
+    EXPECT_EQ(peak, 2 * k.n + 1) << what;
+    expect_bubble_identity(s, k.n, pr.work_s, costs);
+  }
+}
+
+TEST(Pipeline, DualPipeVN4M8ExecutesGoldenOrdersWithGoldenIdleAndPeak) {
+  const Costs costs = costs_of(1, 1, 1);
+  PipelineRun pr = run_pipeline(dualpipev(), 4, 8, costs);
+  const RunStats& s = pr.stats;
+  EXPECT_NEAR(s.step_time_s, units(54), 1e-15);
+  // Section 2.8's golden orders; each pair is one compute node named as to_string prints it.
+  const std::string r0 =
+      "F0s0 F1s0 F2s0 F3s0 F4s0 F5s0 F6s0 F0s7 b0s7 w0s7 F1s7 b1s7 w1s7 F2s7 b2s7 w2s7 F3s7 "
+      "[F7s0&B3s7] [F4s7&B0s0] B4s7 [F5s7&B1s0] B5s7 [F6s7&B2s0] B6s7 [F7s7&B3s0] B7s7 b4s0 "
+      "w4s0 b5s0 w5s0 b6s0 w6s0 b7s0 w7s0";
+  const std::string r3 =
+      "F0s3 F0s4 F1s3 F1s4 F2s3 F2s4 F3s3 F3s4 F4s3 B0s4 [F4s4&B0s3] [F5s3&B1s4] [F5s4&B1s3] "
+      "[F6s3&B2s4] [F6s4&B2s3] [F7s3&B3s4] [F7s4&B3s3] B4s4 B4s3 B5s4 B5s3 b6s4 b6s3 b7s4 b7s3 "
+      "w6s4 w6s3 w7s4 w7s3";
+  EXPECT_EQ(executed_order(pr, 0), r0);
+  EXPECT_EQ(executed_order(pr, 3), r3);
+  ASSERT_EQ(s.ranks.size(), 4U);
+  for (const RankStats& r : s.ranks) {
+    // Every rank runs exactly its generated order: work 48, idle 6.
+    EXPECT_EQ(executed_order(pr, r.rank),
+              synth::schedule::to_string(pr.orders[static_cast<std::size_t>(r.rank)], true, 's'))
+        << "rank " << r.rank;
+    EXPECT_NEAR(r.compute_s, units(48), 1e-15) << "rank " << r.rank;
+    EXPECT_NEAR(r.idle_s, units(6), 1e-15) << "rank " << r.rank;
+  }
+  // 2N + 1 = 9 chunk-activations in flight; every rank reaches it.
+  const std::vector<double> peak = peaks(s);
+  EXPECT_EQ(*std::max_element(peak.begin(), peak.end()), 9);
+  EXPECT_EQ(peak, (std::vector<double>{9, 9, 9, 9}));
+  expect_bubble_identity(s, 4, pr.work_s, costs);
+  EXPECT_NEAR(pr.work_s, units(4 * 48), 1e-15);
+}
+
+// "[F7s0&B3s7] B4s7" -> "F7s0 B3s7 B4s7".
+std::string without_pairs(const std::string& order) {
+  std::string out;
+  for (char ch : order) {
+    if (ch == '&') {
+      out += ' ';
+    } else if (ch != '[' && ch != ']') {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+TEST(Pipeline, DualPipeVPairsAsTwoNodesRunTheSameOrderNoLater) {
+  // Splitting each F&B pair into two consecutive nodes lets the forward start before the
+  // backward's gradient arrives, which section 2.8's F&B = F + B model does not do: the order
+  // is the same, the makespan can only shrink.
+  for (const auto& [n, m] : {std::pair{4, 8}, std::pair{2, 4}, std::pair{8, 16}}) {
+    const Costs costs = costs_of(1, 1, 1);
+    PipelineRun split = run_pipeline(dualpipev(), n, m, costs, Pairs::kBackToBack);
+    const std::string what = "N=" + std::to_string(n) + " M=" + std::to_string(m);
+    EXPECT_LE(split.stats.step_time_s, units(dualpipev_makespan(n, m, 1, 1, 1)) + 1e-15) << what;
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(executed_order(split, r),
+                without_pairs(synth::schedule::to_string(split.orders[static_cast<std::size_t>(r)],
+                                                         true, 's')))
+          << what << " rank " << r;
+    }
+    expect_bubble_identity(split.stats, n, split.work_s, costs);
+  }
 }
 
 }  // namespace
