@@ -119,11 +119,16 @@ base::SimTime Cluster::path_latency(int src, int dst) const {
 std::string Cluster::describe() const {
   const ClusterGraph& g = impl_->graph;
   int nodes = (num_devices() + devices_per_node() - 1) / devices_per_node();
+  std::string spines = "no spines";
+  for (std::int32_t v = 0; v < g.num_vertices(); ++v) {
+    if (g.vertex(v).kind == VertexKind::kSpine) {
+      spines = g.vertex(v).name;  // "spines(xN)": N spines aggregated into one fluid layer
+    }
+  }
   return fmt::format(
-      "{}: {} devices in {} node(s) of {}; {} node switches, {} leaves, "
-      "{} spines; {} links",
-      kind(), num_devices(), nodes, devices_per_node(), g.count(VertexKind::kNodeSwitch),
-      g.count(VertexKind::kLeaf), g.count(VertexKind::kSpine), num_links());
+      "{}: {} devices in {} node(s) of {}; {} node switches, {} leaves, {}; {} links", kind(),
+      num_devices(), nodes, devices_per_node(), g.count(VertexKind::kNodeSwitch),
+      g.count(VertexKind::kLeaf), spines, num_links());
 }
 
 }  // namespace tessera::topology

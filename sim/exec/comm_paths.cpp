@@ -32,6 +32,31 @@ void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan, std::
   }
 }
 
+// The send's own route, each link loaded by as many of the sends it stands for as cross it:
+// copies that share its links slow it as they would, copies elsewhere leave it alone.
+models::RoutedLoad send_load(const SharingPlan& plan, std::int32_t src, std::int32_t dst,
+                             models::FlowRouter& router) {
+  router.add(models::Flow{src, dst});
+  models::RoutedLoad own = router.take();
+  auto copies = plan.send_copies.find({src, dst});
+  if (copies == plan.send_copies.end() || own.uses.empty()) {
+    return own;
+  }
+  for (const auto& [s, d] : copies->second) {
+    router.add(models::Flow{s, d});
+  }
+  const models::RoutedLoad all = router.take();
+  auto it = all.uses.begin();
+  for (models::LinkUse& u : own.uses) {  // both sorted by link
+    it = std::lower_bound(it, all.uses.end(), u.link,
+                          [](const models::LinkUse& a, std::int32_t l) { return a.link < l; });
+    if (it != all.uses.end() && it->link == u.link) {
+      u.mult = std::max(u.mult, it->mult);
+    }
+  }
+  return own;
+}
+
 }  // namespace
 
 CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
@@ -49,8 +74,7 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
   }
   models::FlowRouter router(cluster);
   for (const auto& [src, dst] : pairs) {
-    router.add(models::Flow{src, dst});
-    models::RoutedLoad load = router.take();
+    models::RoutedLoad load = send_load(plan, src, dst, router);
     P2PPath p;
     p.latency = load.max_latency;
     p.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));

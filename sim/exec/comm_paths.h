@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network paths of a run's communication, registered before time starts: one per
 // (match key, flow shape) for collectives, covering every group copy the key stands for,
-// and one per (source, destination) device pair for sends.
+// and one per (source, destination) device pair for sends, loaded by the sends it stands for.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,9 @@ struct P2PPath {
 // Contract: after construction `table` holds every path the plan's instances can start;
 // asking for one they cannot is a bug (base::InternalError). When shared, a collective path
 // routes the flows of every group in the match key's class, so the one simulated transfer
-// loads each link with all copies' flows.
+// loads each link with all copies' flows; a send path is the send's own route, each link
+// counted as often as the sends it stands for (plan.send_copies) cross it, so copies that
+// share its links slow it as they would, while the simulated send still runs at its own pace.
 class CommPaths {
  public:
   CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,

@@ -9,6 +9,11 @@
 namespace tessera::exec {
 
 GroupClasses classify_groups(const graph::ExecGraph& graph) {
+  return classify_groups(graph, graph.class_of_rank);
+}
+
+GroupClasses classify_groups(const graph::ExecGraph& graph,
+                             const std::vector<std::int32_t>& class_of_rank) {
   GroupClasses gc;
   gc.class_of_group.assign(graph.groups.size(), -1);
   gc.groups_of_rank.resize(static_cast<std::size_t>(graph.num_ranks));
@@ -18,7 +23,7 @@ GroupClasses classify_groups(const graph::ExecGraph& graph) {
     std::vector<std::int32_t> classes;
     classes.reserve(group.ranks.size());
     for (std::int32_t r : group.ranks) {
-      classes.push_back(graph.class_of_rank[static_cast<std::size_t>(r)]);
+      classes.push_back(class_of_rank[static_cast<std::size_t>(r)]);
       gc.groups_of_rank[static_cast<std::size_t>(r)].push_back(static_cast<std::int32_t>(g));
     }
     std::sort(classes.begin(), classes.end());

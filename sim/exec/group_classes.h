@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Equivalence classes of communication groups under rank classes: two groups are equivalent
 // when they serve the same parallel dimension and their members fall into the same multiset
-// of rank classes. One representative rank's collective on a group stands for all of them.
+// of rank classes (or subclasses). One representative rank's collective on a group stands
+// for all of them.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,11 @@ struct GroupClasses {
 // Contract: the graph has been validated (every group member is a valid rank). Group class
 // ids are numbered in order of each class's lowest group id, so they are deterministic.
 GroupClasses classify_groups(const graph::ExecGraph& graph);
+
+// The same over another partition of the ranks (rank -> class id, e.g. rank subclasses that
+// refine the graph's classes); distinct_rank_classes then counts classes of that partition.
+GroupClasses classify_groups(const graph::ExecGraph& graph,
+                             const std::vector<std::int32_t>& class_of_rank);
 
 // Position of `rank` in `group`'s ring order, or -1.
 std::int32_t position_in(const graph::Group& group, std::int32_t rank);

@@ -104,22 +104,50 @@ ClassRefs class_refs(const graph::RankGraph& g) {
   return refs;
 }
 
+std::vector<std::int32_t> send_peers(const graph::RankGraph& g, const ClassRefs& refs) {
+  std::vector<std::int32_t> out;
+  for (const graph::Node& n : g.nodes) {
+    if (n.kind == graph::NodeKind::kSend) {
+      auto it = std::lower_bound(refs.peers.begin(), refs.peers.end(), n.peer);
+      out.push_back(static_cast<std::int32_t>(it - refs.peers.begin()));
+    }
+  }
+  return sorted_unique(std::move(out));
+}
+
+ClassRefs map_refs(const graph::ExecGraph& graph, const GroupClasses& classes,
+                   const ClassRefs& refs, std::int32_t rank) {
+  const std::int32_t rep =
+      graph
+          .class_rep[static_cast<std::size_t>(graph.class_of_rank[static_cast<std::size_t>(rank)])];
+  ClassRefs mapped;
+  mapped.groups.reserve(refs.groups.size());
+  for (std::int32_t g : refs.groups) {
+    mapped.groups.push_back(rep == rank ? g : map_group(classes, g, rep, rank));
+  }
+  mapped.peers.reserve(refs.peers.size());
+  for (std::int32_t p : refs.peers) {
+    mapped.peers.push_back(rep == rank ? p : map_peer(graph, classes, rep, rank, p));
+  }
+  return mapped;
+}
+
 InstanceSpec relabel_instance(const graph::ExecGraph& graph, const GroupClasses& classes,
                               const ClassRefs& refs, std::int32_t rank) {
   InstanceSpec spec;
   spec.rank = rank;
   spec.cls = graph.class_of_rank[static_cast<std::size_t>(rank)];
-  const std::int32_t rep = graph.class_rep[static_cast<std::size_t>(spec.cls)];
-  if (rep == rank) {
+  if (graph.class_rep[static_cast<std::size_t>(spec.cls)] == rank) {
     return spec;
   }
+  const ClassRefs mapped = map_refs(graph, classes, refs, rank);
   spec.group_map.assign(graph.groups.size(), -1);
-  for (std::int32_t g : refs.groups) {
-    spec.group_map[static_cast<std::size_t>(g)] = map_group(classes, g, rep, rank);
+  for (std::size_t i = 0; i < refs.groups.size(); ++i) {
+    spec.group_map[static_cast<std::size_t>(refs.groups[i])] = mapped.groups[i];
   }
   spec.peer_map.assign(static_cast<std::size_t>(graph.num_ranks), -1);
-  for (std::int32_t p : refs.peers) {
-    spec.peer_map[static_cast<std::size_t>(p)] = map_peer(graph, classes, rep, rank, p);
+  for (std::size_t i = 0; i < refs.peers.size(); ++i) {
+    spec.peer_map[static_cast<std::size_t>(refs.peers[i])] = mapped.peers[i];
   }
   return spec;
 }

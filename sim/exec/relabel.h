@@ -19,6 +19,9 @@ struct ClassRefs {
 };
 ClassRefs class_refs(const graph::RankGraph& g);
 
+// Indices into refs.peers of the peers the class graph sends to, ascending.
+std::vector<std::int32_t> send_peers(const graph::RankGraph& g, const ClassRefs& refs);
+
 // Contract: a representative gets identity maps. For another rank, the representative's k-th
 // group of a group class maps to the rank's k-th group of that class (groups in id order);
 // a peer p maps through a group G holding both the representative and p (pipeline groups
@@ -27,5 +30,10 @@ ClassRefs class_refs(const graph::RankGraph& g);
 // group links a peer.
 InstanceSpec relabel_instance(const graph::ExecGraph& graph, const GroupClasses& classes,
                               const ClassRefs& refs, std::int32_t rank);
+
+// The same relabelling in compact form: `rank`'s own group for each of refs.groups and its
+// own peer for each of refs.peers, in refs order (the identity for the representative).
+ClassRefs map_refs(const graph::ExecGraph& graph, const GroupClasses& classes,
+                   const ClassRefs& refs, std::int32_t rank);
 
 }  // namespace tessera::exec

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Simulating one representative per rank class gives exactly what simulating every rank
-// gives, and falls back to every rank when the classes do not see the same network.
+// gives; classes whose ranks do not see the same network are split (refinement_test.cpp has
+// more), and every rank is simulated when splitting leaves each rank on its own.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "sim/base/error.h"
 #include "sim/simulation.h"
+#include "tests/sim/sharing_fixtures.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace tessera::sim {
@@ -23,54 +24,6 @@ using graph::Stream;
 using namespace simtest;  // NOLINT(google-build-using-namespace)
 
 constexpr SimTime kUs = 1'000'000;
-
-void expect_same(const RankStats& a, const RankStats& b) {
-  EXPECT_EQ(a.rank, b.rank);
-  EXPECT_EQ(a.stage, b.stage);
-  EXPECT_EQ(a.end_s, b.end_s) << "rank " << a.rank;
-  EXPECT_EQ(a.compute_s, b.compute_s);
-  EXPECT_EQ(a.comm_s, b.comm_s) << "rank " << a.rank;
-  EXPECT_EQ(a.exposed_comm_s, b.exposed_comm_s) << "rank " << a.rank;
-  EXPECT_EQ(a.idle_s, b.idle_s);
-  EXPECT_EQ(a.flops, b.flops);
-  EXPECT_EQ(a.peak_memory, b.peak_memory);
-  EXPECT_EQ(a.oom, b.oom);
-}
-
-void expect_same(const RunStats& a, const RunStats& b) {
-  EXPECT_EQ(a.step_time_s, b.step_time_s);
-  ASSERT_EQ(a.ranks.size(), b.ranks.size());
-  for (std::size_t i = 0; i < a.ranks.size(); ++i) {
-    expect_same(a.ranks[i], b.ranks[i]);
-  }
-}
-
-// Builds a graph from one class graph per (representative) rank: `make(g, rank)`.
-using MakeGraph = std::function<RankGraph(ExecGraph&, int)>;
-
-ExecGraph per_rank(std::vector<graph::Group> groups, int n, const MakeGraph& make) {
-  ExecGraph g;
-  g.groups = std::move(groups);
-  std::vector<RankGraph> graphs;
-  for (int r = 0; r < n; ++r) {
-    graphs.push_back(make(g, r));
-  }
-  set_per_rank(g, graphs);
-  return g;
-}
-
-ExecGraph shared(std::vector<graph::Group> groups, const std::vector<std::int32_t>& class_of_rank,
-                 const std::vector<std::int32_t>& reps, const MakeGraph& make) {
-  ExecGraph g;
-  g.groups = std::move(groups);
-  g.num_ranks = static_cast<std::int32_t>(class_of_rank.size());
-  g.class_of_rank = class_of_rank;
-  g.class_rep = reps;
-  for (std::int32_t rep : reps) {
-    g.classes.push_back(make(g, rep));
-  }
-  return g;
-}
 
 // TP = 2 x DP = 4 on one node: groups 0-3 are TP pairs, 4-5 the DP groups.
 std::vector<graph::Group> tp_dp_groups() {
@@ -225,16 +178,19 @@ TEST(Sharing, AsymmetricClassesFallBackToEveryRankWithRelabelledGraphs) {
   EXPECT_LT(full.ranks[0].comm_s[pp], full.ranks[3].comm_s[pp]);
 }
 
-TEST(Sharing, FallbackRelabelsGroupsListedTwice) {
+TEST(Sharing, SplitClassesRelabelGroupsListedTwice) {
   hw::Profile p = test_profile();
   p.scale_out.latency = 1'000'000;
   topology::Cluster c = make_cluster(p, 6, 3);  // replica 1 = ranks {2, 3} spans two nodes
   RunStats full = run(per_rank(pp_dp_groups(2, 3), 6, pp_dp_graph(2, 3)), c, p);
-  RunStats fallback = run(
+  RunStats split = run(
       shared(pp_dp_groups(2, 3), stage_classes(2, 3), first_replica(2), pp_dp_graph(2, 3)), c, p);
-  EXPECT_EQ(fallback.simulated_ranks, 6);
-  EXPECT_FALSE(fallback.sharing_fallback.empty());
-  expect_same(full, fallback);
+  // Replicas 0 and 2 stay inside a node, replica 1 does not: each stage splits in two, and
+  // rank 5 (stage 1 of replica 2) runs the class graph of rank 1 relabelled, its pipeline
+  // group listed twice (also as the embedding group).
+  EXPECT_EQ(split.simulated_ranks, 4);
+  EXPECT_EQ(split.sharing_fallback, "");
+  expect_same(full, split);
 }
 
 }  // namespace

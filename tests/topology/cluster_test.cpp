@@ -61,7 +61,7 @@ TEST(Cluster, OneNodeHasNoScaleOutVertices) {
   Cluster one = preset("dgx-h100-superpod", "h100-sxm", 8);
   EXPECT_EQ(one.describe(),
             "nvswitch_fat_tree: 8 devices in 1 node(s) of 8; 1 node switches, 0 leaves, "
-            "0 spines; 16 links");
+            "no spines; 16 links");
   Cluster partial = preset("single-node", "h100-sxm", 4);
   EXPECT_EQ(partial.num_links(), 8U);
   EXPECT_EQ(partial.node_of(3), 0);
@@ -70,10 +70,11 @@ TEST(Cluster, OneNodeHasNoScaleOutVertices) {
 TEST(Cluster, RailOptimizedFatTreeShape) {
   Cluster c = preset("dgx-h100-superpod", "h100-sxm", 64);
   // 8 nodes in one 32-node group: a leaf per rail (8); non-blocking uplinks of
-  // 32 x 50 GB/s = 1.6 TB/s per leaf = 32 ports of 50 GB/s, spread over 8 spines.
+  // 32 x 50 GB/s = 1.6 TB/s per leaf = 32 ports of 50 GB/s over 8 spines, which carry the
+  // flows as one fluid layer: one 1.6 TB/s link per leaf and direction.
   EXPECT_EQ(c.describe(),
             "nvswitch_fat_tree: 64 devices in 8 node(s) of 8; 8 node switches, 8 leaves, "
-            "8 spines; 384 links");
+            "spines(x8); 272 links");
   for (std::size_t id = 0; id < c.num_links(); ++id) {
     const Link& l = c.link(static_cast<LinkId>(id));
     switch (l.cls) {
@@ -86,7 +87,7 @@ TEST(Cluster, RailOptimizedFatTreeShape) {
         EXPECT_EQ(l.latency, base::from_us(1.0));
         break;
       case LinkClass::kFabric:
-        EXPECT_DOUBLE_EQ(l.bandwidth, 200e9);
+        EXPECT_DOUBLE_EQ(l.bandwidth, 1600e9);
         EXPECT_EQ(l.latency, base::from_us(0.3));
         EXPECT_DOUBLE_EQ(l.efficiency, 0.9);  // inherited from scale_out
         break;
@@ -113,7 +114,7 @@ TEST(Cluster, OversubscriptionAndOverridesShapeTheLinks) {
     }
   }
   EXPECT_DOUBLE_EQ(up_bw, 900e9);
-  EXPECT_DOUBLE_EQ(fabric_bw, 32 * 50e9 / 2 / 4);  // downlinks x NIC / oversub / spines
+  EXPECT_DOUBLE_EQ(fabric_bw, 32 * 50e9 / 2);  // downlinks x NIC / oversubscription
 }
 
 TEST(Cluster, HccsMeshSplitsTheDeviceBandwidthOverPeerLinks) {
@@ -170,7 +171,7 @@ TEST(Cluster, ThousandDevicesBuildWellUnderASecond) {
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 250);
   EXPECT_EQ(c.describe(),
             "nvswitch_fat_tree: 1024 devices in 128 node(s) of 8; 128 node switches, "
-            "32 leaves, 8 spines; 4608 links");
+            "32 leaves, spines(x8); 4160 links");
   for (int dst = 1; dst < c.num_devices(); ++dst) {
     ASSERT_FALSE(c.route(0, dst).empty());
   }

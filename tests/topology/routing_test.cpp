@@ -134,16 +134,18 @@ TEST(Routing, RoutesAreDeterministicAcrossBuildsAndCalls) {
   }
 }
 
-TEST(Routing, EqualCostPathsSpreadOverTheSpines) {
+TEST(Routing, CrossLeafRoutesShareTheFluidSpineLayer) {
   Cluster c = small_superpod();
   std::set<std::int32_t> spines;
   for (int src = 0; src < 32; src += 8) {      // rail 0 of group 0
     for (int dst = 32; dst < 128; dst += 8) {  // rail 0 of groups 1-3
-      spines.insert(c.link(c.route(src, dst)[1]).to);
+      const auto& r = c.route(src, dst);
+      ASSERT_EQ(r.size(), 4U);  // NIC up, leaf -> spines, spines -> leaf, NIC down
+      spines.insert(c.link(r[1]).to);
     }
   }
-  // 4 nodes x 50 GB/s per leaf, non-blocking: 4 uplink ports, so 4 spines; 48 flows use all.
-  EXPECT_EQ(spines.size(), 4U);
+  // ECMP is modelled as an even spread: one aggregated spine vertex, the same for every flow.
+  EXPECT_EQ(spines.size(), 1U);
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 // The scale-out network shared by all builders: a two-level fat tree. Every device has its
 // own NIC link to a leaf; with rail optimization there is one leaf per (rail = local device
 // index, group of nodes_per_leaf nodes), otherwise one leaf per group. Each leaf's uplink
-// capacity is its designed downlink capacity / oversubscription, spread evenly over the
-// spines (one aggregated link per leaf-spine pair, so routes spread by ECMP).
+// capacity is its designed downlink capacity / oversubscription. The spine layer is one
+// aggregated vertex: ECMP spreads flows over the spines, and we model the spread as perfectly
+// even (a fluid), not as one hash-chosen spine per flow. A per-flow hash would make two
+// otherwise identical ranks see different collisions, which is arbitrary (it depends on the
+// hash) and would stop ranks from sharing one simulated instance.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,11 +67,11 @@ void add_nic_links(ClusterGraph& g, const BuildInputs& in, const FabricShape& f,
 }
 
 void add_spines(ClusterGraph& g, const FabricShape& f, const std::vector<std::int32_t>& leaves) {
-  for (int s = 0; s < f.spines; ++s) {
-    std::int32_t spine = g.add_vertex(VertexKind::kSpine, fmt::format("spine{}", s));
-    for (std::int32_t leaf : leaves) {
-      g.add_duplex(leaf, spine, f.uplink, LinkClass::kFabric);
-    }
+  std::int32_t spine = g.add_vertex(VertexKind::kSpine, fmt::format("spines(x{})", f.spines));
+  hw::LinkSpec up = f.uplink;
+  up.bandwidth *= f.spines;  // a leaf's uplinks to all spines, as one fluid link
+  for (std::int32_t leaf : leaves) {
+    g.add_duplex(leaf, spine, up, LinkClass::kFabric);
   }
 }
 
