@@ -29,6 +29,7 @@ Executor::Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& netwo
     s.graph = &setup.graph->classes[cls];
     s.index = &(*setup.index)[cls];
     s.pending.resize(s.graph->size());
+    s.node_done.assign(s.graph->size(), 0);
     for (std::size_t n = 0; n < s.graph->size(); ++n) {
       s.pending[n] = s.graph->dep_begin[n + 1] - s.graph->dep_begin[n];
     }
@@ -42,8 +43,17 @@ Executor::Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& netwo
 
 void Executor::start() {
   for (std::size_t i = 0; i < instances_.size(); ++i) {
+    const auto inst = static_cast<std::uint32_t>(i);
     for (std::size_t s = 0; s < graph::kNumStreams; ++s) {
-      try_start(static_cast<std::uint32_t>(i), s);
+      if (graph::ordered_stream(static_cast<graph::Stream>(s))) {
+        try_start(inst, s);
+        continue;
+      }
+      for (graph::NodeId n : instances_[i].index->stream_nodes[s]) {
+        if (instances_[i].pending[n] == 0) {
+          start_node(inst, n);
+        }
+      }
     }
   }
 }
@@ -173,16 +183,31 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
   if (!s.start.empty()) {
     record_span(s, n);
   }
+  s.node_done[n] = 1;
   auto stream = static_cast<std::size_t>(stream_index(node.stream));
-  ++s.head[stream];
-  s.head_started[stream] = false;
+  const auto& list = s.index->stream_nodes[stream];
+  const bool ordered = graph::ordered_stream(node.stream);
+  if (ordered) {
+    ++s.head[stream];
+    s.head_started[stream] = false;
+  } else {  // head: the oldest unfinished node, for deadlock reports
+    while (s.head[stream] < list.size() && s.node_done[list[s.head[stream]]] != 0) {
+      ++s.head[stream];
+    }
+  }
   for (std::uint32_t i = s.index->out_begin[n]; i < s.index->out_begin[n + 1]; ++i) {
     graph::NodeId d = s.index->out[i];
     if (--s.pending[d] == 0 && s.at_head(d)) {
-      try_start(inst, static_cast<std::size_t>(stream_index(s.node(d).stream)));
+      if (graph::ordered_stream(s.node(d).stream)) {
+        try_start(inst, static_cast<std::size_t>(stream_index(s.node(d).stream)));
+      } else {
+        start_node(inst, d);
+      }
     }
   }
-  try_start(inst, stream);
+  if (ordered) {
+    try_start(inst, stream);
+  }
 }
 
 void Executor::finish_op(std::uint32_t op_id) {

@@ -21,6 +21,7 @@ struct InstanceState {
   const graph::RankGraph* graph = nullptr;
   const GraphIndex* index = nullptr;
   std::vector<std::uint32_t> pending;  // per node: dependencies not yet finished
+  std::vector<char> node_done;         // per node: finished
   std::array<std::uint32_t, graph::kNumStreams> head{};
   std::array<bool, graph::kNumStreams> head_started{};
   std::size_t finished = 0;
@@ -34,6 +35,9 @@ struct InstanceState {
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }
   [[nodiscard]] bool at_head(graph::NodeId n) const {
+    if (!graph::ordered_stream(graph->nodes[n].stream)) {
+      return true;  // point-to-point: no order among the stream's nodes
+    }
     auto s = static_cast<std::size_t>(stream_index(graph->nodes[n].stream));
     return index->pos_in_stream[n] == head[s];
   }

@@ -59,6 +59,13 @@ enum class Stream : unsigned char {
 };
 constexpr int kNumStreams = 7;
 
+// Compute and collective streams run their nodes in list order. Pipeline sends and receives
+// do not: like NCCL point-to-point operations, each one matches its partner by (peer, tag)
+// and starts as soon as its dependencies allow, so no message waits behind another.
+constexpr bool ordered_stream(Stream s) {
+  return s < Stream::kPPSendFwd;
+}
+
 // Which part of the step a node belongs to, for the breakdown.
 enum class Phase : unsigned char { kForward, kBackward, kRecompute, kOptimizer };
 
