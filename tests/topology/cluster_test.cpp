@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -163,12 +162,10 @@ TEST(ClusterErrors, KindSpecificChecks) {
             "error: scale_out link: negative bandwidth or latency, or efficiency outside (0, 1]");
 }
 
-TEST(Cluster, ThousandDevicesBuildWellUnderASecond) {
-  auto start = std::chrono::steady_clock::now();
+// Speed is measured by scripts/bench.sh, not asserted here: this checks the shape and that
+// every route of a 1024-GPU cluster exists.
+TEST(Cluster, ThousandDeviceClusterRoutesEveryPair) {
   Cluster c = preset("dgx-h100-superpod", "h100-sxm", 1024);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  // ~10 ms in a release build; the bound leaves room for sanitizer builds on slow CI.
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 250);
   EXPECT_EQ(c.describe(),
             "nvswitch_fat_tree: 1024 devices in 128 node(s) of 8; 128 node switches, "
             "32 leaves, spines(x8); 4160 links");
