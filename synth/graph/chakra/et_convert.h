@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// One rank's trace in neutral form -> its RankGraph (the mapping chakra_reader.h documents).
+#pragma once
+
+#include <cstdint>
+
+#include "synth/graph/chakra/chakra_reader.h"
+#include "synth/graph/chakra/comm_groups.h"
+#include "synth/graph/chakra/et_trace.h"
+#include "synth/graph/exec_graph.h"
+
+namespace tessera::graph::chakra {
+
+// Contract: options.num_ranks must be resolved (> 0). Node names are interned into
+// `graph`. A collective's `group` is GroupTable's provisional index and an all-gather's
+// bytes are its per-rank comm_size: read_chakra fixes both once every rank is read.
+RankGraph convert_rank(const EtTrace& t, std::int32_t rank, GroupTable& groups, ExecGraph& graph,
+                       const ImportOptions& options);
+
+}  // namespace tessera::graph::chakra

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Imported traces are simulatable: the shipped ASTRA-sim traces and a Tessera export read
+// back pass the graph checks and run to completion on one H100 node.
+#include <gtest/gtest.h>
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/base/error.h"
+#include "sim/simulation.h"
+#include "synth/graph/chakra/chakra_reader.h"
+#include "synth/graph/chakra/chakra_writer.h"
+#include "synth/synthesize.h"
+#include "tests/chakra/chakra_test_util.h"
+#include "tests/synth/synth_fixtures.h"
+#include "topology/cluster.h"
+
+namespace tessera::graph::chakra {
+namespace {
+
+sim::RunStats simulate_on_one_node(const ExecGraph& g) {
+  hw::Profile profile = hw::load_profile("h100-sxm");
+  topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile,
+                            g.num_ranks);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+  return sim::simulate(g, cluster, profile, opt);
+}
+
+std::string testdata(const std::string& dir, const std::string& prefix) {
+  return std::string(TESSERA_SOURCE_DIR) + "/tests/chakra/testdata/" + dir + "/" + prefix;
+}
+
+TEST(ImportedTrace, AstrasimMicrobenchmarksRun) {
+  for (const char* name : {"all_reduce", "all_gather", "all_to_all", "reduce_scatter"}) {
+    ExecGraph g = read_chakra(testdata(std::string(name) + "-8npus-1MB", name));
+    EXPECT_GT(simulate_on_one_node(g).step_time_s, 0.0) << name;
+  }
+}
+
+// KNOWN GAP, pinned so that it is not forgotten: every rank's first recv depends on its
+// own first send. ASTRA-sim completes a send without waiting for the matching recv (the
+// message is buffered), so the ring runs there; Tessera's executor meets a send with its
+// recv (rendezvous), so all eight sends wait for receives that wait for them. When sends
+// become eager, replace this by: step time > 49 us (7 chained compute nodes of 7 us).
+TEST(ImportedTrace, RingAllReduceNeedsEagerSends) {
+  ExecGraph g = read_chakra(testdata("custom-ring-allreduce-8npus-1MB", "custom_allreduce"));
+  EXPECT_THROW(simulate_on_one_node(g), base::SimulationError);
+}
+
+TEST(ImportedTrace, TesseraExportRuns) {
+  synth::Scenario s = synth::testing::gpt_scenario(2, 256, 4, 2, 2, 2);
+  s.training.seq_len = 128;
+  s.training.micro_batch = 2;
+  s.training.global_batch = 8;
+  s.training.attention = synth::AttentionKernel::kFlash;
+  const ExecGraph g = synth::synthesize(s, {.share_rank_classes = false});
+  chakra_test::TempDir dir;
+  write_chakra(g, dir.path() + "/tiny");
+  const sim::RunStats back = simulate_on_one_node(read_chakra(dir.path() + "/tiny"));
+  const sim::RunStats direct = simulate_on_one_node(g);
+  EXPECT_GT(back.step_time_s, 0.0);
+  // Same work, but the import loses op classes and GEMM shapes (FLOPs run at the GEMM
+  // ceiling) and the TP/DP stream split: about 0.54x the direct time on this scenario.
+  const double ratio = back.step_time_s / direct.step_time_s;
+  EXPECT_GT(ratio, 0.25) << back.step_time_s << " s imported vs " << direct.step_time_s;
+  EXPECT_LT(ratio, 2.0) << back.step_time_s << " s imported vs " << direct.step_time_s;
+}
+
+}  // namespace
+}  // namespace tessera::graph::chakra
