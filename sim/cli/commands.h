@@ -25,7 +25,24 @@ struct CompareArgs {
   std::optional<std::string> sweep;  // "key.path=v1,v2,v3": rerun the comparison per value
 };
 
+struct SynthArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string chakra;  // output prefix: <prefix>.<rank>.et, <prefix>.groups.json
+};
+
+struct SimulateArgs {
+  std::string chakra;    // input prefix
+  std::string hardware;  // profile name or path
+  std::string topology;  // preset name
+  bool replay_durations = false;
+  std::string out;
+};
+
 int run(const RunArgs& a);
+int synth_chakra(const SynthArgs& a);
+int inspect(const std::string& path);
+int simulate_chakra(const SimulateArgs& a);
 int check(const RunArgs& a);
 int compare(const CompareArgs& a);
 int list();

@@ -93,7 +93,24 @@ int dispatch(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "synthesize and simulate one training step");
   auto* check_cmd = app.add_subcommand("check", "validate a scenario without simulating");
   auto* cmp_cmd = app.add_subcommand("compare", "run one workload under several schedules");
+  auto* synth_cmd = app.add_subcommand("synth", "write every rank's graph as Chakra traces");
+  auto* inspect_cmd = app.add_subcommand("inspect", "summarize one Chakra .et file");
+  auto* sim_cmd = app.add_subcommand("simulate", "simulate Chakra traces on a Tessera cluster");
   app.add_subcommand("list", "list hardware profiles, topology presets and model presets");
+  SynthArgs sy;
+  synth_cmd->add_option("scenario", sy.scenario, "scenario YAML file")->required();
+  synth_cmd->add_option("--set", sy.sets, "override a scenario key: key.path=value (repeatable)");
+  synth_cmd->add_option("--chakra", sy.chakra, "output prefix: DIR/NAME -> DIR/NAME.<rank>.et")
+      ->required();
+  std::string inspect_path;
+  inspect_cmd->add_option("file", inspect_path, "a .et file (gzip accepted)")->required();
+  SimulateArgs sa;
+  sim_cmd->add_option("--chakra", sa.chakra, "input prefix of <prefix>.<rank>.et")->required();
+  sim_cmd->add_option("--hardware", sa.hardware, "hardware profile name or path")->required();
+  sim_cmd->add_option("--topology", sa.topology, "topology preset name")->required();
+  sim_cmd->add_flag("--replay-durations", sa.replay_durations,
+                    "time compute nodes by their recorded duration_micros");
+  sim_cmd->add_option("--out", sa.out, "write summary.json, ranks.csv and timeline.json here");
   for (auto* cmd : {run_cmd, check_cmd}) {
     cmd->add_option("scenario", a.scenario, "scenario YAML file")->required();
     cmd->add_option("--set", a.sets, "override a scenario key: key.path=value (repeatable)");
@@ -132,6 +149,15 @@ int dispatch(int argc, char** argv) {
   }
   if (cmp_cmd->parsed()) {
     return compare(c);
+  }
+  if (synth_cmd->parsed()) {
+    return synth_chakra(sy);
+  }
+  if (inspect_cmd->parsed()) {
+    return inspect(inspect_path);
+  }
+  if (sim_cmd->parsed()) {
+    return simulate_chakra(sa);
   }
   return list();
 }

@@ -61,9 +61,11 @@ std::string kind_name(int i) {
 void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGraph& g,
                    const RunStats& r, const Metrics& m) {
   double t = r.step_time_s;
-  fmt::print(out, "{}: {} on {} x {} ({}), {}, {} schedule, {} microbatches per replica\n",
-             label.scenario, label.model, label.devices, label.hardware, label.topology,
-             label.parallelism, label.schedule, label.microbatches);
+  fmt::print(out, "{}: {} on {} x {} ({}), {}, {} schedule{}\n", label.scenario, label.model,
+             label.devices, label.hardware, label.topology, label.parallelism, label.schedule,
+             label.microbatches > 0
+                 ? fmt::format(", {} microbatches per replica", label.microbatches)
+                 : "");
   fmt::print(out, "  step time        {}\n", format_seconds(t));
   fmt::print(out, "  MFU              {:.1f} %   (HFU {:.1f} %)\n", 100.0 * m.mfu, 100.0 * m.hfu);
   fmt::print(out, "  throughput       {:.0f} tokens/s per device ({:.0f} tokens/s total)\n",
