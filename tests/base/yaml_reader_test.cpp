@@ -6,17 +6,12 @@
 #include <array>
 #include <functional>
 
+#include "tests/input_error.h"
+
 namespace tessera::base {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 TEST(YamlReader, UnknownKeyNamesPositionAndSuggests) {
   auto root = YamlNode::load_string("model:\n  layers: 2\n  hiden: 256\n", "x.yaml");

@@ -8,6 +8,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/yaml_reader.h"
+#include "tests/input_error.h"
 
 namespace tessera::hw {
 namespace {
@@ -15,14 +16,7 @@ namespace {
 using base::DType;
 using base::YamlNode;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const base::InputError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 // A complete, valid profile; the bad-profile tests each change one line of it.
 constexpr const char* kValid = R"(name: bad

@@ -7,19 +7,14 @@
 #include <map>
 #include <string>
 
+#include "tests/input_error.h"
+
 namespace tessera::topology {
 namespace {
 
 using base::YamlNode;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const base::InputError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 const hw::Profile& profile(const std::string& name) {
   static std::map<std::string, hw::Profile> cache;

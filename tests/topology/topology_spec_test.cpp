@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "tests/input_error.h"
 #include "topology/cluster.h"
 
 namespace tessera::topology {
@@ -11,14 +12,7 @@ namespace {
 
 using base::YamlNode;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const base::InputError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 TopologySpec parse(const std::string& text) {
   return parse_topology(YamlNode::load_string(text, "t.yaml").at("topology"));
