@@ -18,8 +18,8 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 8> kTopKeys = {
-    "name", "description", "model", "training", "parallelism", "schedule", "cluster", "seed"};
+constexpr std::array<std::string_view, 7> kTopKeys = {
+    "name", "description", "model", "training", "parallelism", "schedule", "cluster"};
 constexpr std::array<std::string_view, 12> kModelKeys = {
     "preset", "layers",     "hidden", "heads",           "kv_heads", "ffn",
     "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias"};
