@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/base/error.h"
 #include "synth/parallel/mesh.h"
 #include "synth/schedule/pipeline_schedule.h"
 
@@ -471,8 +472,32 @@ void make_groups(ExecGraph& g, Context& c) {
 
 }  // namespace
 
+namespace {
+
+// Refuses a step whose graphs would not fit in memory, before building them.
+void check_size(const Scenario& s, const StepPrograms& progs, bool share) {
+  constexpr double kMaxNodes = 1.2e8;  // ~15 GB of nodes and dependencies
+  double per_rank = static_cast<double>(s.microbatches()) *
+                    (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) *
+                         static_cast<double>(progs.layer.ops.size()) +
+                     static_cast<double>(progs.embed.ops.size() + progs.head.ops.size()));
+  double graphs = share ? static_cast<double>(s.parallel.pp)
+                        : static_cast<double>(s.parallel.tp * s.parallel.pp * s.parallel.dp);
+  if (per_rank * graphs > kMaxNodes) {
+    throw base::InputError(fmt::format(
+        "{}: this step needs about {:.3g} execution-graph nodes ({:.3g} per rank graph, {} "
+        "graphs), more than the {:.3g} Tessera holds in memory; use fewer microbatches "
+        "(global_batch / (dp x micro_batch)) or layers{}",
+        s.file.empty() ? s.name : s.file, per_rank * graphs, per_rank, graphs, kMaxNodes,
+        share ? "" : ", or share rank classes (drop --no-share)"));
+  }
+}
+
+}  // namespace
+
 ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   StepPrograms progs = build_programs(s);
+  check_size(s, progs, options.share_rank_classes);
   parallel::Mesh mesh(s.parallel);
   ExecGraph g;
   g.num_ranks = static_cast<std::int32_t>(mesh.size());

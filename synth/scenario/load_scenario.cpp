@@ -186,7 +186,7 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   }
   c.topology = topology::parse_topology(n.at("topology"));
   YamlNode dev = n.at("devices");
-  c.devices = dev.as_int(1);
+  c.devices = dev.as_int(1, 1 << 20);  // a million devices: beyond that nothing fits
   c.devices_at = dev.loc();
 }
 
