@@ -108,7 +108,7 @@ void read_model(const YamlNode& n, ModelConfig& m) {
 
 void read_training(const YamlNode& n, TrainingConfig& t) {
   n.check_keys(kTrainingKeys);
-  t.seq_len = n.at("seq_len").as_int(1);
+  t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
   t.global_batch = n.at("global_batch").as_int(1);
   t.micro_batch = n.at("micro_batch").as_int(1);
   constexpr std::array<std::string_view, 2> kPrec = {"bf16", "fp16"};

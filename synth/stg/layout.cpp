@@ -94,7 +94,13 @@ std::int64_t local_size(char label, std::uint8_t axis, const SymbolTable& sym) {
 std::int64_t local_elements(const Layout& l, const SymbolTable& sym) {
   std::int64_t n = 1;
   for (std::size_t i = 0; i < l.labels.size(); ++i) {
-    n *= local_size(l.labels[i], l.shard[i], sym);
+    if (__builtin_mul_overflow(n, local_size(l.labels[i], l.shard[i], sym), &n) ||
+        n > (std::int64_t{1} << 56)) {
+      throw base::InputError(fmt::format(
+          "a tensor of shape [{}] would hold more than 2^56 elements per device; the model or "
+          "batch dimensions are too large to simulate",
+          l.labels));
+    }
   }
   return n;
 }
