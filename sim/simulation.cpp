@@ -100,7 +100,14 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   kernel::Scheduler scheduler;
   models::FlowNetworkModel network(scheduler, table);
   const models::RooflineComputeModel compute(profile);
-  exec::ExecSetup setup{&graph, &plan, &index, &paths, &compute, &profile, options.record_timeline};
+  exec::ExecSetup setup{&graph,
+                        &plan,
+                        &index,
+                        &paths,
+                        &compute,
+                        &profile,
+                        options.record_timeline,
+                        options.eager_sends};
   exec::Executor executor(scheduler, network, setup);
   executor.start();
   scheduler.run();

@@ -16,6 +16,9 @@ struct SimOptions {
   // see identical network conditions; off: every rank is simulated on its own.
   bool share_rank_classes = true;
   base::DType dtype = base::DType::kBF16;  // the step's compute precision (for peak FLOP/s)
+  // Sends complete on delivery without waiting for their recv (ASTRA-sim's semantics, for
+  // imported traces); off: NCCL-style rendezvous.
+  bool eager_sends = false;
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node

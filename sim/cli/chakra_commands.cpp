@@ -139,6 +139,7 @@ int simulate_chakra(const SimulateArgs& a) {
   sim::SimOptions sopt;
   sopt.share_rank_classes = false;
   sopt.record_timeline = !a.out.empty();
+  sopt.eager_sends = !a.rendezvous;  // ASTRA-sim's semantics unless asked otherwise
   sim::RunStats r = sim::simulate(g, cluster, profile, sopt);
   Outcome o;
   o.label.scenario = a.chakra;

@@ -36,6 +36,7 @@ struct SimulateArgs {
   std::string hardware;  // profile name or path
   std::string topology;  // preset name
   bool replay_durations = false;
+  bool rendezvous = false;  // sends wait for their recv (default: eager, as ASTRA-sim)
   std::string out;
 };
 

@@ -110,6 +110,9 @@ int dispatch(int argc, char** argv) {
   sim_cmd->add_option("--topology", sa.topology, "topology preset name")->required();
   sim_cmd->add_flag("--replay-durations", sa.replay_durations,
                     "time compute nodes by their recorded duration_micros");
+  sim_cmd->add_flag("--rendezvous", sa.rendezvous,
+                    "sends wait for their recv (NCCL); default: sends complete on delivery, "
+                    "as in ASTRA-sim");
   sim_cmd->add_option("--out", sa.out, "write summary.json, ranks.csv and timeline.json here");
   for (auto* cmd : {run_cmd, check_cmd}) {
     cmd->add_option("scenario", a.scenario, "scenario YAML file")->required();

@@ -120,11 +120,47 @@ void Executor::arrive(std::uint32_t inst, graph::NodeId n) {
         plan.instance_of_rank[static_cast<std::size_t>(s.spec->peer(node.peer))]);
     bool is_send = node.kind == graph::NodeKind::kSend;
     P2PKey key = is_send ? P2PKey{inst, other, node.tag} : P2PKey{other, inst, node.tag};
+    if (setup_.eager_sends && arrive_eager(inst, n, is_send, key)) {
+      return;
+    }
     op = rendezvous_.arrive_p2p({inst, n}, is_send, key);
   }
   if (op != Rendezvous::kNotReady) {
     launch(op);
   }
+}
+
+// Eager sends: a send with no recv waiting starts at once; a recv takes a message that was
+// already delivered (at once) or one still in flight (finishing with it). Returns false
+// when the arrival goes through the ordinary rendezvous.
+bool Executor::arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, const P2PKey& key) {
+  if (is_send) {
+    if (rendezvous_.recv_waiting(key)) {
+      return false;
+    }
+    std::uint32_t id = rendezvous_.open_eager({inst, n});
+    if (eager_key_.size() <= id) {
+      eager_key_.resize(id + 1);
+    }
+    eager_key_[id] = key;
+    in_flight_[key].push_back(id);
+    launch(id);
+    return true;
+  }
+  if (auto d = delivered_.find(key); d != delivered_.end() && d->second > 0) {
+    --d->second;
+    begin_node(inst, n);
+    scheduler_.schedule(scheduler_.now(), handler_id_, kNodeDone, pack(inst, n));
+    return true;
+  }
+  if (auto f = in_flight_.find(key); f != in_flight_.end() && !f->second.empty()) {
+    std::uint32_t id = f->second.front();
+    f->second.pop_front();
+    rendezvous_.op(id).waiters.push_back({inst, n});
+    begin_node(inst, n);
+    return true;
+  }
+  return false;
 }
 
 void Executor::launch(std::uint32_t op_id) {
@@ -211,7 +247,14 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
 }
 
 void Executor::finish_op(std::uint32_t op_id) {
-  scratch_waiters_ = rendezvous_.op(op_id).waiters;  // finishing nodes may open new ops
+  const CommOp& done = rendezvous_.op(op_id);
+  if (done.eager && done.waiters.size() == 1) {  // delivered before its recv was posted
+    const P2PKey& key = eager_key_[op_id];
+    auto& queue = in_flight_[key];
+    queue.erase(std::find(queue.begin(), queue.end(), op_id));
+    ++delivered_[key];
+  }
+  scratch_waiters_ = done.waiters;  // finishing nodes may open new ops
   rendezvous_.release(op_id);
   for (const Waiter& w : scratch_waiters_) {
     finish_node(w.instance, w.node);

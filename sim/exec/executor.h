@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/exec/comm_timer.h"
@@ -25,6 +27,9 @@ struct ExecSetup {
   const models::RooflineComputeModel* compute = nullptr;
   const hw::Profile* profile = nullptr;
   bool record_timeline = false;
+  // Sends start without waiting for their recv and complete on delivery (ASTRA-sim's
+  // semantics, for imported traces); off: a send and its recv meet first (NCCL rendezvous).
+  bool eager_sends = false;
 };
 
 // Contract: a node starts when it heads its stream and its dependencies have finished; a
@@ -64,6 +69,12 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   std::vector<InstanceState> instances_;
   Rendezvous rendezvous_;
   std::vector<Waiter> scratch_waiters_;
+  // Eager sends: ops in flight whose recv is not posted yet, and delivered messages waiting
+  // for their recv, per (source, destination, tag); the key of each eager op.
+  std::unordered_map<P2PKey, std::deque<std::uint32_t>, P2PKeyHash> in_flight_;
+  std::unordered_map<P2PKey, std::uint32_t, P2PKeyHash> delivered_;
+  std::vector<P2PKey> eager_key_;
+  bool arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, const P2PKey& key);
   std::vector<sim::Span> spans_;
 };
 

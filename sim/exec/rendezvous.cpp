@@ -50,28 +50,44 @@ std::uint32_t Rendezvous::arrive_collective(Waiter w, std::int32_t match, std::u
 }
 
 std::uint32_t Rendezvous::arrive_p2p(Waiter w, bool is_send, const P2PKey& key) {
-  auto [it, inserted] = p2p_.try_emplace(key, 0);
-  if (inserted) {
-    it->second = allocate();
-    CommOp& fresh = ops_[it->second];
+  auto& queue = p2p_[key];
+  if (queue.empty() || ops_[queue.front()].first_is_send == is_send) {
+    std::uint32_t id = allocate();
+    CommOp& fresh = ops_[id];
     fresh.required = 2;
     fresh.p2p = true;
+    fresh.eager = false;
     fresh.waiters.push_back(w);
     fresh.first_is_send = is_send;
+    queue.push_back(id);
     return kNotReady;
   }
-  std::uint32_t id = it->second;
-  CommOp& op = ops_[id];
-  if (op.first_is_send == is_send) {
-    throw base::SimulationError(
-        fmt::format("two {}s from rank instance {} to {} with tag {} are pending at once",
-                    is_send ? "send" : "recv", key.src, key.dst, key.tag));
+  std::uint32_t id = queue.front();
+  queue.pop_front();
+  if (queue.empty()) {
+    p2p_.erase(key);
   }
+  CommOp& op = ops_[id];
   op.waiters.push_back(w);
   if (is_send) {
     std::swap(op.waiters[0], op.waiters[1]);  // send first
   }
-  p2p_.erase(it);
+  return id;
+}
+
+bool Rendezvous::recv_waiting(const P2PKey& key) const {
+  auto it = p2p_.find(key);
+  return it != p2p_.end() && !it->second.empty() && !ops_[it->second.front()].first_is_send;
+}
+
+std::uint32_t Rendezvous::open_eager(Waiter send) {
+  std::uint32_t id = allocate();
+  CommOp& op = ops_[id];
+  op.required = 1;
+  op.p2p = true;
+  op.eager = true;
+  op.first_is_send = true;
+  op.waiters.push_back(send);
   return id;
 }
 
@@ -82,7 +98,7 @@ const CommOp* Rendezvous::pending_collective(std::int32_t match, std::uint32_t s
 
 const CommOp* Rendezvous::pending_p2p(const P2PKey& key) const {
   auto it = p2p_.find(key);
-  return it == p2p_.end() ? nullptr : &ops_[it->second];
+  return it == p2p_.end() || it->second.empty() ? nullptr : &ops_[it->second.front()];
 }
 
 }  // namespace tessera::exec

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct CommOp {
   std::uint32_t required = 0;
   bool p2p = false;
   bool first_is_send = false;  // p2p: which side arrived first
+  bool eager = false;          // p2p: a send in flight before its recv was posted
   base::SimTime latency = 0;   // fixed part, added after the bandwidth part
 };
 
@@ -39,8 +41,9 @@ struct P2PKeyHash {
 };
 
 // Contract: arrive_*() returns the op id when this arrival completes the op, else kNotReady.
-// A second send (or recv) under a pending key is a graph error (base::SimulationError).
-// Lookups never depend on hash-table iteration order; pending_* are for the deadlock report.
+// Sends and recvs under one (source, destination, tag) key match in arrival order, as
+// NCCL and MPI match messages on one channel. Lookups never depend on hash-table iteration
+// order; pending_* are for the deadlock report.
 class Rendezvous {
  public:
   static constexpr std::uint32_t kNotReady = UINT32_MAX;
@@ -48,6 +51,10 @@ class Rendezvous {
   std::uint32_t arrive_collective(Waiter w, std::int32_t match, std::uint32_t seq,
                                   std::uint32_t required);
   std::uint32_t arrive_p2p(Waiter w, bool is_send, const P2PKey& key);
+  // Eager sends: whether a recv waits under `key` (the next send would complete it).
+  [[nodiscard]] bool recv_waiting(const P2PKey& key) const;
+  // A one-sided op for a send that starts before its recv is posted.
+  std::uint32_t open_eager(Waiter send);
   [[nodiscard]] CommOp& op(std::uint32_t id) { return ops_[id]; }
   void release(std::uint32_t id);
 
@@ -63,7 +70,7 @@ class Rendezvous {
   std::vector<CommOp> ops_;
   std::vector<std::uint32_t> free_;
   std::unordered_map<std::uint64_t, std::uint32_t> collectives_;
-  std::unordered_map<P2PKey, std::uint32_t, P2PKeyHash> p2p_;
+  std::unordered_map<P2PKey, std::deque<std::uint32_t>, P2PKeyHash> p2p_;  // same side, FIFO
 };
 
 }  // namespace tessera::exec

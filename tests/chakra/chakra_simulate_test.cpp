@@ -16,12 +16,13 @@
 namespace tessera::graph::chakra {
 namespace {
 
-sim::RunStats simulate_on_one_node(const ExecGraph& g) {
+sim::RunStats simulate_on_one_node(const ExecGraph& g, bool eager_sends = false) {
   hw::Profile profile = hw::load_profile("h100-sxm");
   topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile,
                             g.num_ranks);
   sim::SimOptions opt;
   opt.share_rank_classes = false;
+  opt.eager_sends = eager_sends;
   return sim::simulate(g, cluster, profile, opt);
 }
 
@@ -36,14 +37,17 @@ TEST(ImportedTrace, AstrasimMicrobenchmarksRun) {
   }
 }
 
-// KNOWN GAP, pinned so that it is not forgotten: every rank's first recv depends on its
-// own first send. ASTRA-sim completes a send without waiting for the matching recv (the
-// message is buffered), so the ring runs there; Tessera's executor meets a send with its
-// recv (rendezvous), so all eight sends wait for receives that wait for them. When sends
-// become eager, replace this by: step time > 49 us (7 chained compute nodes of 7 us).
-TEST(ImportedTrace, RingAllReduceNeedsEagerSends) {
+// Every rank's first recv depends on its own first send. ASTRA-sim completes a send
+// without waiting for the matching recv (the message is buffered), so the ring runs there
+// and with eager sends here; with NCCL-style rendezvous all eight sends wait for receives
+// that wait for them, and the simulator reports the deadlock.
+TEST(ImportedTrace, RingAllReduceRunsWithEagerSends) {
   ExecGraph g = read_chakra(testdata("custom-ring-allreduce-8npus-1MB", "custom_allreduce"));
   EXPECT_THROW(simulate_on_one_node(g), base::SimulationError);
+  const sim::RunStats eager = simulate_on_one_node(g, true);
+  // 7 chained compute nodes of 7 us each, plus 14 ring steps of 128 KiB.
+  EXPECT_GT(eager.step_time_s, 49e-6);
+  EXPECT_LT(eager.step_time_s, 1e-3);
 }
 
 TEST(ImportedTrace, TesseraExportRuns) {
