@@ -8,8 +8,10 @@
 #include <optional>
 
 #include "sim/base/error.h"
+#include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
 #include "synth/schedule/pipeline_schedule.h"
+#include "synth/schedule/transpose.h"
 
 namespace tessera::synth {
 
@@ -42,8 +44,9 @@ constexpr NodeId kNone = UINT32_MAX;
 // One block of a stage: its program and the layer index used in node names.
 struct StageBlock {
   const BlockProgram* prog;
-  std::int32_t layer;  // -1 for embedding and head
-  std::size_t names;   // index into the name table
+  std::int32_t layer;    // -1 for embedding, head, patch embedding and projector
+  std::size_t names;     // index into the name table
+  bool encoder = false;  // a block of the encoder region
 };
 
 struct Context {
@@ -56,7 +59,18 @@ struct Context {
   std::vector<std::uint32_t> p2p_names;      // send act, recv act, send grad, recv grad
   std::uint32_t optimizer_name = 0;
   std::vector<std::uint32_t> bucket_names;  // grad bucket, param gather, embedding grads
+  // The encoder region (multimodal models).
+  const parallel::EncoderPrograms* enc = nullptr;
+  std::size_t enc_names = 0;  // name tables: patch, projector, then one per encoder layer
+  // merge, join, feature send/recv, input send/recv, grad send/recv, broadcast, all-reduce,
+  // feature grad, input release
+  std::vector<std::uint32_t> enc_misc_names;
+  std::vector<std::int32_t> enc_group_of;              // rank -> pipeline x data group
+  std::vector<std::vector<schedule::Step>> transpose;  // per pipeline rank, when transposed
 };
+
+// Where encoder messages are tagged: after every pipeline tag (those stay below 2^40).
+constexpr std::int64_t kEncoderTag = std::int64_t{1} << 40;
 
 class StageBuilder {
  public:
@@ -78,7 +92,25 @@ class StageBuilder {
   }
   // Instantiates ops [begin, end) of block `b` for microbatch `mb`; returns the first id.
   NodeId instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin, std::int32_t end,
-                     NodeId ext_fwd, NodeId ext_bwd, std::size_t slot);
+                     NodeId ext_fwd, NodeId ext_bwd, std::size_t slot, std::size_t wslot);
+  // The encoder (multimodal models): its forward over one microbatch's images, `saved` for a
+  // backward later, gated on `gate`; returns the node that delivers the features.
+  NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate);
+  void encoder_backward(std::int32_t mb, NodeId feature_grad);
+  [[nodiscard]] std::size_t enc_slot(std::int32_t mb, std::size_t group, std::size_t k) const {
+    return enc_slot_base_ + enc_offset_[static_cast<std::size_t>(mb)] +
+           group * (static_cast<std::size_t>(c_.enc->layers()) + 2) + k;
+  }
+  [[nodiscard]] StageBlock enc_block(const parallel::EncoderProgram& p, std::size_t k) const;
+  NodeId marker(std::uint32_t name, std::int32_t mb, const std::vector<NodeId>& deps,
+                std::int64_t alloc, std::int64_t free);
+  NodeId encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb, int what,
+                     std::int64_t bytes, NodeId dep, std::uint32_t name);
+  NodeId encoder_collective(graph::CollType type, std::int32_t group, double bytes,
+                            const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase ph);
+  void run_transposed();
+  void run_body_task(const schedule::Task& t);
+  [[nodiscard]] bool holds_encoder_grads() const;
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction(double params);
@@ -102,6 +134,16 @@ class StageBuilder {
   std::int32_t stages_ = 1;                         // pipeline ranks, p
   std::int32_t vstages_ = 1;                        // virtual stages
   std::optional<schedule::Placement> place_;        // stage <-> (rank, chunk)
+  // Encoder state: slots after the LLM's, features and their gradients per microbatch.
+  std::size_t enc_slot_base_ = 0;
+  std::vector<std::size_t> enc_offset_;   // per microbatch: its first encoder slot
+  std::vector<NodeId> features_;          // per microbatch: the node delivering its features
+  std::vector<NodeId> feature_grad_;      // per microbatch: dL/dfeatures on this rank
+  std::vector<NodeId> enc_input_;         // per microbatch: shipped input (recompute)
+  std::vector<char> enc_saved_;           // per microbatch: forward kept for a backward here
+  NodeId enc_gate_ = kNone;               // the parameter broadcast encoder forwards wait for
+  NodeId enc_allreduce_ = kNone;          // owner-backward: the gradient all-reduce
+  bool inline_encoder_ = false;           // inline: the encoder runs inside stage 0's tasks
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
@@ -131,13 +173,13 @@ NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t t
 }
 
 NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin,
-                                 std::int32_t end, NodeId ext_fwd, NodeId ext_bwd,
-                                 std::size_t slot) {
+                                 std::int32_t end, NodeId ext_fwd, NodeId ext_bwd, std::size_t slot,
+                                 std::size_t wslot) {
   const BlockProgram& p = *b.prog;
   auto base = static_cast<NodeId>(g_.size());
   std::vector<NodeId>* last = nullptr;
   if (begin >= p.n_fwd) {
-    last = &last_bwd_node_[slot % total_blocks_];
+    last = &last_bwd_node_[wslot];
     last->resize(p.ops.size() - static_cast<std::size_t>(p.n_fwd), kNone);
   }
   std::vector<NodeId> deps;
@@ -165,6 +207,9 @@ NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int3
         deps.push_back(id);
       }
     }
+    if (deps.empty() && enc_gate_ != kNone && b.encoder) {  // encoder ops reading only data
+      deps.push_back(enc_gate_);
+    }
     NodeId id = g_.add(n, deps);
     if (last != nullptr) {
       (*last)[static_cast<std::size_t>(i - p.n_fwd)] = id;
@@ -189,13 +234,23 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
                               kNone, c_.p2p_names[1], mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
+  const auto m = static_cast<std::size_t>(mb);
+  if (vs == 0 && inline_encoder_) {
+    features_[m] = encoder_forward(mb, c_.s.encoder.trainable, kNone);
+  }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
     fwd_input_[sl] = prev;
-    NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl);
+    NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl,
+                              offset_[static_cast<std::size_t>(chunk)] + k);
     fwd_base_[sl] = base;
     if (blocks[k].prog->fwd_out >= 0) {
       prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
+    }
+    if (vs == 0 && k == 0 && c_.enc != nullptr && features_[m] != kNone) {
+      // The image features take their places in the embedded sequence.
+      prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0,
+                    c_.enc->feature_bytes(mb));
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
@@ -225,16 +280,235 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     std::int32_t end =
         kind == schedule::Task::kBackward ? static_cast<std::int32_t>(p.ops.size()) : p.w_begin;
     grad_input_[sl] = grad;
-    NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl);
+    NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl,
+                              offset_[static_cast<std::size_t>(chunk)] + k);
     bwd_base_[sl] = base;
     if (p.bwd_out >= 0) {
       grad = base + static_cast<NodeId>(p.bwd_out - p.n_fwd);
     }
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
+  if (vs == 0 && c_.enc != nullptr && c_.s.encoder.trainable && features_[mb] != kNone) {
+    // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
+    feature_grad_[static_cast<std::size_t>(mb)] =
+        marker(c_.enc_misc_names[9], mb, {grad}, c_.enc->feature_bytes(mb), 0);
+    if (inline_encoder_) {
+      encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
+    }
+  }
   if (vs > 0 && rank_of_stage(vs - 1) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true), layer.in_grad_bytes,
         grad, c_.p2p_names[2], mb);
+  }
+}
+
+StageBlock StageBuilder::enc_block(const parallel::EncoderProgram& p, std::size_t k) const {
+  auto layers = static_cast<std::size_t>(c_.enc->layers());
+  std::size_t names = k == 0 ? c_.enc_names : k == layers + 1 ? c_.enc_names + 1 : c_.enc_names + 1 + k;
+  auto layer = k == 0 || k == layers + 1 ? -1 : static_cast<std::int32_t>(k - 1);
+  return {&p.block(k, layers), layer, names, true};
+}
+
+// A zero-time bookkeeping node (a merge, a join, a copy of a gradient out of a larger one).
+NodeId StageBuilder::marker(std::uint32_t name, std::int32_t mb, const std::vector<NodeId>& deps,
+                            std::int64_t alloc, std::int64_t free) {
+  Node n;
+  n.kind = graph::NodeKind::kCompute;
+  n.op = graph::OpClass::kCopy;
+  n.fixed_duration = 0;
+  n.name = name;
+  n.microbatch = mb;
+  n.mem_alloc = alloc;
+  n.mem_free = free;
+  n.phase = alloc > 0 ? graph::Phase::kBackward : graph::Phase::kForward;
+  std::vector<NodeId> on;
+  for (NodeId d : deps) {
+    if (d != kNone) {
+      on.push_back(d);
+    }
+  }
+  return g_.add(n, on);
+}
+
+// Encoder messages between pipeline ranks: what = 0 features, 1 inputs, 2 feature gradients.
+NodeId StageBuilder::encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb,
+                                 int what, std::int64_t bytes, NodeId dep, std::uint32_t name) {
+  std::int64_t peer = c_.mesh.neighbour(rank_, Axis::kPP, peer_stage - stage_);
+  std::int64_t tag = kEncoderTag + (static_cast<std::int64_t>(mb) * 3 + what) * 2 + (what == 2);
+  NodeId id = p2p(kind, peer, tag, bytes, dep, name, mb);
+  Node& n = g_.nodes[id];
+  if (what == 1) {  // pixels are data: held by the receiver until the recompute releases them
+    n.mem_free = 0;
+  }
+  if (what == 2 && kind == graph::NodeKind::kSend) {  // the copy dies with the send
+    n.mem_free = bytes;
+  }
+  return id;
+}
+
+NodeId StageBuilder::encoder_collective(graph::CollType type, std::int32_t group, double bytes,
+                                        const std::vector<NodeId>& deps, std::uint32_t name,
+                                        graph::Phase ph) {
+  Node n;
+  n.kind = graph::NodeKind::kCollective;
+  n.coll = type;
+  n.stream = graph::Stream::kDP;
+  n.group = group;
+  n.bytes = bytes;
+  n.dtype = type == graph::CollType::kBroadcast ? c_.s.training.precision : base::DType::kFP32;
+  n.phase = ph;
+  n.name = name;
+  if (group < 0) {  // a group of one
+    n.kind = graph::NodeKind::kCompute;
+    n.fixed_duration = 0;
+  }
+  return g_.add(n, deps);
+}
+
+NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate) {
+  const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
+  if (groups.empty()) {
+    return kNone;
+  }
+  auto m = static_cast<std::size_t>(mb);
+  enc_saved_[m] = saved ? 1 : 0;
+  NodeId keep_gate = enc_gate_;
+  if (gate != kNone) {
+    enc_gate_ = gate;
+  }
+  const std::size_t blocks = static_cast<std::size_t>(c_.enc->layers()) + 2;
+  std::vector<NodeId> outs;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const parallel::EncoderProgram& p = c_.enc->get(groups[gi], saved);
+    NodeId prev = kNone;
+    for (std::size_t k = 0; k < blocks; ++k) {
+      StageBlock b = enc_block(p, k);
+      std::size_t sl = enc_slot(mb, gi, k);
+      fwd_input_[sl] = prev;
+      NodeId base = instantiate(b, mb, 0, b.prog->n_fwd, prev, kNone, sl, total_blocks_ + k);
+      fwd_base_[sl] = base;
+      prev = base + static_cast<NodeId>(b.prog->fwd_out);
+    }
+    outs.push_back(prev);
+  }
+  enc_gate_ = keep_gate;
+  return outs.size() == 1 ? outs[0] : marker(c_.enc_misc_names[1], mb, outs, 0, 0);
+}
+
+void StageBuilder::encoder_backward(std::int32_t mb, NodeId feature_grad) {
+  const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
+  const std::size_t blocks = static_cast<std::size_t>(c_.enc->layers()) + 2;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const parallel::EncoderProgram& p = c_.enc->get(groups[gi], true);
+    NodeId grad = feature_grad;
+    for (std::size_t k = blocks; k-- > 0;) {
+      StageBlock b = enc_block(p, k);
+      std::size_t sl = enc_slot(mb, gi, k);
+      grad_input_[sl] = grad;
+      NodeId base = instantiate(b, mb, b.prog->n_fwd, static_cast<std::int32_t>(b.prog->ops.size()),
+                                fwd_input_[sl], grad, sl, total_blocks_ + k);
+      bwd_base_[sl] = base;
+      if (b.prog->bwd_out >= 0) {
+        grad = base + static_cast<NodeId>(b.prog->bwd_out - b.prog->n_fwd);
+      }
+    }
+  }
+}
+
+// The transposed plan of this pipeline rank (synth/schedule/transpose.h): body tasks as the
+// body schedule runs them, encoder steps around them.
+void StageBuilder::run_transposed() {
+  using schedule::Step;
+  const auto& names = c_.enc_misc_names;
+  const double params = c_.enc->params();
+  for (const Step& st : c_.transpose[static_cast<std::size_t>(stage_)]) {
+    const std::int32_t mb = st.microbatch;
+    const auto m = static_cast<std::size_t>(std::max(mb, 0));
+    switch (st.kind) {
+      case Step::kBody:
+        run_body_task(st.task);
+        break;
+      case Step::kParamBroadcast:
+        enc_gate_ = encoder_collective(
+            graph::CollType::kBroadcast,
+            c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kPP)],
+            params * base::dtype_bytes(c_.s.training.precision), {}, names[7],
+            graph::Phase::kForward);
+        break;
+      case Step::kEncoderForward: {
+        bool saved = false;
+        for (const Step& later : c_.transpose[static_cast<std::size_t>(stage_)]) {
+          saved = saved || (later.kind == Step::kEncoderBackward && later.microbatch == mb);
+        }
+        features_[m] = encoder_forward(mb, saved, kNone);
+        break;
+      }
+      case Step::kFeatureSend:
+        if (features_[m] != kNone) {
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, c_.enc->feature_bytes(mb),
+                      features_[m], names[2]);
+        }
+        break;
+      case Step::kFeatureRecv:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          features_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 0,
+                                     c_.enc->feature_bytes(mb), kNone, names[3]);
+        }
+        break;
+      case Step::kInputSend:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 1, c_.enc->input_bytes(mb), enc_gate_,
+                      names[4]);
+        }
+        break;
+      case Step::kInputRecv:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 1,
+                                      c_.enc->input_bytes(mb), kNone, names[5]);
+        }
+        break;
+      case Step::kEncoderRecompute:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          encoder_forward(mb, true, enc_input_[m]);
+          encoder_backward(mb, feature_grad_[m]);
+          if (enc_input_[m] != kNone) {
+            marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0,
+                   c_.enc->input_bytes(mb));
+          }
+        }
+        break;
+      case Step::kEncoderBackward:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          encoder_backward(mb, feature_grad_[m]);
+        }
+        break;
+      case Step::kGradSend:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 2, c_.enc->feature_bytes(mb),
+                      feature_grad_[m], names[6]);
+        }
+        break;
+      case Step::kGradRecv:
+        if (!c_.enc->mix()[m].groups.empty()) {
+          feature_grad_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 2,
+                                         c_.enc->feature_bytes(mb), kNone, names[6]);
+        }
+        break;
+      case Step::kGradAllReduce: {
+        std::vector<NodeId> deps;
+        for (std::size_t k = total_blocks_; k < last_bwd_node_.size(); ++k) {
+          for (NodeId id : last_bwd_node_[k]) {
+            if (id != kNone) {
+              deps.push_back(id);
+            }
+          }
+        }
+        enc_allreduce_ = encoder_collective(graph::CollType::kAllReduce,
+                                            c_.enc_group_of[static_cast<std::size_t>(rank_)],
+                                            params * 4.0, deps, names[8], graph::Phase::kBackward);
+        break;
+      }
+    }
   }
 }
 
@@ -245,7 +519,7 @@ void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
     const BlockProgram& p = *blocks[k].prog;
     std::size_t sl = slot(mb, chunk, k);
     instantiate(blocks[k], mb, p.w_begin, static_cast<std::int32_t>(p.ops.size()), fwd_input_[sl],
-                grad_input_[sl], sl);
+                grad_input_[sl], sl, offset_[static_cast<std::size_t>(chunk)] + k);
   }
 }
 
@@ -258,16 +532,44 @@ void StageBuilder::gradient_reduction(double params) {
       c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
   bool dist = s.training.distributed_optimizer && dp_group >= 0;
   double bucket_cap = grad_bucket_params(s);
+  // The blocks whose gradients this rank reduces, in model order: the encoder's first when
+  // they are reduced here, then the LLM's.
+  struct GradBlock {
+    double params;
+    std::vector<NodeId> wgrads;
+  };
+  std::vector<GradBlock> grads;
+  if (holds_encoder_grads() && s.schedule.encoder_backward != EncoderBackward::kOwner) {
+    const parallel::EncoderProgram& rep = c_.enc->representative();
+    auto layers = static_cast<std::size_t>(c_.enc->layers());
+    for (std::size_t k = 0; k < layers + 2; ++k) {
+      const BlockProgram& p = rep.block(k, layers);
+      const auto& last = last_bwd_node_[total_blocks_ + k];
+      GradBlock gb{p.params, {}};
+      for (std::int32_t w : p.wgrad_ops) {
+        auto i = static_cast<std::size_t>(w - p.n_fwd);
+        if (i < last.size() && last[i] != kNone) {
+          gb.wgrads.push_back(last[i]);
+        }
+      }
+      grads.push_back(std::move(gb));
+    }
+  }
+  for (std::size_t k = 0; k < blocks_.size(); ++k) {
+    const BlockProgram& p = *blocks_[k].prog;
+    GradBlock gb{p.params, {}};
+    for (std::int32_t w : p.wgrad_ops) {
+      gb.wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
+    }
+    grads.push_back(std::move(gb));
+  }
   std::vector<NodeId> ready;
   std::vector<NodeId> buckets;
   std::vector<double> bucket_params;
   double acc = 0.0;
   std::vector<NodeId> all_wgrads;  // without overlap, the first bucket waits for all of them
-  for (std::size_t k = 0; k < blocks_.size() && !s.training.overlap_grad_reduce; ++k) {
-    const BlockProgram& p = *blocks_[k].prog;
-    for (std::int32_t w : p.wgrad_ops) {
-      all_wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
-    }
+  for (std::size_t k = 0; k < grads.size() && !s.training.overlap_grad_reduce; ++k) {
+    all_wgrads.insert(all_wgrads.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
   }
   auto flush = [&] {
     if (acc <= 0.0) {
@@ -291,18 +593,18 @@ void StageBuilder::gradient_reduction(double params) {
     ready.clear();
     acc = 0.0;
   };
-  for (std::size_t k = blocks_.size(); k-- > 0;) {
-    const BlockProgram& p = *blocks_[k].prog;
-    for (std::int32_t w : p.wgrad_ops) {
-      ready.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
-    }
-    acc += p.params;
+  for (std::size_t k = grads.size(); k-- > 0;) {
+    ready.insert(ready.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
+    acc += grads[k].params;
     if (acc >= bucket_cap) {
       flush();
     }
   }
   flush();
   embedding_reduction(buckets);
+  if (enc_allreduce_ != kNone) {
+    buckets.push_back(enc_allreduce_);
+  }
   Node opt;
   opt.kind = graph::NodeKind::kCompute;
   opt.op = graph::OpClass::kOptimizer;
@@ -398,26 +700,74 @@ RankGraph StageBuilder::build() {
   for (const auto& b : blocks_) {
     params += b.prog->params;
   }
-  for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
-    switch (t.kind) {
-      case schedule::Task::kForward:
-        forward(t.microbatch, t.chunk);
-        break;
-      case schedule::Task::kBackward:
-      case schedule::Task::kBackwardInput:
-        backward(t.microbatch, t.chunk, t.kind);
-        break;
-      case schedule::Task::kWeight:
-        weight(t.microbatch, t.chunk);
-        break;
+  const bool transposed = s.schedule.encoder == EncoderPlacement::kTranspose;
+  if (c_.enc != nullptr) {
+    inline_encoder_ = s.schedule.encoder == EncoderPlacement::kInline;
+    enc_slot_base_ = fwd_base_.size();
+    std::size_t per_group = static_cast<std::size_t>(c_.enc->layers()) + 2;
+    std::size_t total = 0;
+    for (const auto& mix : c_.enc->mix()) {
+      enc_offset_.push_back(total);
+      total += mix.groups.size() * per_group;
     }
+    for (auto* v : {&fwd_base_, &fwd_input_, &bwd_base_, &grad_input_}) {
+      v->resize(enc_slot_base_ + total, kNone);
+    }
+    last_bwd_node_.resize(total_blocks_ + per_group);
+    features_.assign(static_cast<std::size_t>(m), kNone);
+    feature_grad_.assign(features_.size(), kNone);
+    enc_input_.assign(features_.size(), kNone);
+    enc_saved_.assign(features_.size(), 0);
+  }
+  if (transposed) {
+    run_transposed();
+  } else {
+    for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
+      run_body_task(t);
+    }
+  }
+  if (holds_encoder_grads()) {
+    params += c_.enc->params();
   }
   gradient_reduction(params);
   double bytes_per_param =
       s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
+  if (c_.enc != nullptr && !holds_encoder_grads() && (transposed || stage_ == 0)) {
+    // Encoder weights without gradients or optimizer state (frozen, or a replica).
+    g_.static_memory +=
+        static_cast<std::int64_t>(c_.enc->params() * base::dtype_bytes(s.training.precision));
+  }
   g_.stage = stage_;
   return std::move(g_);
+}
+
+void StageBuilder::run_body_task(const schedule::Task& t) {
+  switch (t.kind) {
+    case schedule::Task::kForward:
+      forward(t.microbatch, t.chunk);
+      break;
+    case schedule::Task::kBackward:
+    case schedule::Task::kBackwardInput:
+      backward(t.microbatch, t.chunk, t.kind);
+      break;
+    case schedule::Task::kWeight:
+      weight(t.microbatch, t.chunk);
+      break;
+  }
+}
+
+// Whether this rank keeps gradients and optimizer state of the encoder: the rank that runs
+// it inline, the first stage under centralized recompute, every rank under owner-backward.
+bool StageBuilder::holds_encoder_grads() const {
+  if (c_.enc == nullptr || !c_.s.encoder.trainable) {
+    return false;
+  }
+  if (c_.s.schedule.encoder == EncoderPlacement::kTranspose &&
+      c_.s.schedule.encoder_backward == EncoderBackward::kOwner) {
+    return true;
+  }
+  return stage_ == 0;
 }
 
 std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
@@ -470,6 +820,75 @@ void make_groups(ExecGraph& g, Context& c) {
   }
 }
 
+// Names, groups and (for transpose) the per-rank plans of the encoder region.
+void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& enc) {
+  const Scenario& s = c.s;
+  c.enc = &enc;
+  const parallel::EncoderProgram& rep = enc.representative();
+  c.enc_names = c.names.size();
+  c.names.push_back(intern_block(g, rep.patch, "encoder."));
+  c.names.push_back(intern_block(g, rep.projector, "encoder."));
+  for (std::int64_t l = 0; l < enc.layers(); ++l) {
+    c.names.push_back(intern_block(g, rep.layer, fmt::format("encoder.L{}.", l)));
+  }
+  for (const char* n : {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
+                        "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
+                        "encoder.feature_grad_p2p", "encoder.param_broadcast",
+                        "encoder.grad_allreduce", "encoder.feature_grad",
+                        "encoder.release_input"}) {
+    c.enc_misc_names.push_back(g.intern(n));
+  }
+  const auto& mesh = c.mesh;
+  c.enc_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  bool owner = s.encoder.trainable && s.schedule.encoder == EncoderPlacement::kTranspose &&
+               s.schedule.encoder_backward == EncoderBackward::kOwner;
+  if (owner && s.parallel.pp * s.parallel.dp > 1) {  // ranks that share a tensor-parallel rank
+    for (std::int64_t t = 0; t < s.parallel.tp; ++t) {
+      graph::Group grp{graph::GroupKind::kPP, {}};
+      for (std::int64_t r = 0; r < mesh.size(); ++r) {
+        if (mesh.coord(r)[Axis::kTP] == t) {
+          grp.ranks.push_back(static_cast<std::int32_t>(r));
+        }
+      }
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      for (std::int32_t r : grp.ranks) {
+        c.enc_group_of[static_cast<std::size_t>(r)] = id;
+      }
+      g.groups.push_back(std::move(grp));
+    }
+  }
+  if (s.schedule.encoder != EncoderPlacement::kTranspose) {
+    return;
+  }
+  // The cost model's inputs in FLOPs (hardware-independent): encoder forward per microbatch,
+  // one LLM stage's forward and backward.
+  auto p = static_cast<int>(s.parallel.pp);
+  auto m = static_cast<int>(s.microbatches());
+  schedule::TransposeCosts costs;
+  for (int j = 0; j < m; ++j) {
+    costs.encoder_forward.push_back(enc.forward_flops(j));
+  }
+  double fwd = 0.0;
+  for (std::int32_t i = 0; i < c.progs.layer.n_fwd; ++i) {
+    fwd += c.progs.layer.ops[static_cast<std::size_t>(i)].model_flops;
+  }
+  costs.stage_forward = fwd * static_cast<double>(s.model.layers) / p;
+  costs.stage_backward = 2.0 * costs.stage_forward;
+  auto mode = s.schedule.owners == OwnerMode::kMin      ? schedule::OwnerMap::kMin
+              : s.schedule.owners == OwnerMode::kGreedy ? schedule::OwnerMap::kGreedy
+                                                        : schedule::OwnerMap::kRoundRobin;
+  auto training = !s.encoder.trainable ? schedule::EncoderTraining::kFrozen
+                  : s.schedule.encoder_backward == EncoderBackward::kOwner
+                      ? schedule::EncoderTraining::kOwnerBackward
+                      : schedule::EncoderTraining::kCentralRecompute;
+  std::vector<std::vector<schedule::Task>> body;
+  for (int r = 0; r < p; ++r) {
+    body.push_back(schedule::stage_order(s.schedule, p, r, m));
+  }
+  c.transpose = schedule::transpose(body, schedule::owner_map(mode, p, m, costs), training,
+                                    mode == schedule::OwnerMap::kMin);
+}
+
 }  // namespace
 
 namespace {
@@ -501,7 +920,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   parallel::Mesh mesh(s.parallel);
   ExecGraph g;
   g.num_ranks = static_cast<std::int32_t>(mesh.size());
-  Context c{s, progs, mesh, {}, {}, {}, {}, 0, {}};
+  Context c{s, progs, mesh, {}, {}, {}, {}, 0, {}, nullptr, 0, {}, {}, {}};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
@@ -513,6 +932,11 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather"),
                     g.intern("pp.embedding_grad_allreduce")};
   make_groups(g, c);
+  std::optional<parallel::EncoderPrograms> enc;
+  if (s.encoder.present) {
+    enc.emplace(s);
+    prepare_encoder(g, c, *enc);
+  }
 
   std::vector<std::int64_t> reps;
   if (options.share_rank_classes) {
@@ -545,6 +969,22 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   };
   g.info.model_flops = total(&BlockProgram::model_flops);
   g.info.hardware_flops = total(&BlockProgram::hardware_flops);
+  if (enc) {
+    // Each replica's microbatch runs its encoder once, on one pipeline rank's TP group;
+    // centralized recompute runs the transposed forwards twice.
+    double tp_dp = static_cast<double>(s.parallel.tp * s.parallel.dp);
+    for (std::int32_t j = 0; j < static_cast<std::int32_t>(s.microbatches()); ++j) {
+      g.info.model_flops += tp_dp * enc->model_flops(j);
+      g.info.hardware_flops += tp_dp * enc->model_flops(j);
+    }
+    for (const auto& order : c.transpose) {
+      for (const auto& st : order) {
+        if (st.kind == schedule::Step::kEncoderRecompute) {
+          g.info.hardware_flops += tp_dp * enc->forward_flops(st.microbatch);
+        }
+      }
+    }
+  }
   g.info.tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
   g.info.flops_convention =
       "matrix FLOPs (2 per multiply-add), attention scores and context without causal halving, "

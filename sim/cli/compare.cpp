@@ -39,6 +39,26 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::kZbH1;
   } else if (name == "dualpipev") {
     cfg.kind = synth::ScheduleKind::kDualPipeV;
+  } else if (name == "transpose") {  // Mpipe over a 1F1B body; "transpose:greedy", ":min"
+    cfg.encoder = synth::EncoderPlacement::kTranspose;
+    std::string mode = spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
+    cfg.owners = mode == "min"      ? synth::OwnerMode::kMin
+                 : mode == "greedy" ? synth::OwnerMode::kGreedy
+                                    : synth::OwnerMode::kRoundRobin;
+    if (!mode.empty() && mode != "min" && mode != "greedy" && mode != "round_robin") {
+      throw base::InputError(fmt::format(
+          "--schedules: unknown owner map in '{}'; expected round_robin, min or greedy", spec));
+    }
+  } else if (name == "encoder-stages") {  // the encoder as its own first pipeline stage(s)
+    cfg.encoder = synth::EncoderPlacement::kStages;
+    cfg.encoder_stages = 1;
+    if (spec.find(':') != std::string::npos) {
+      try {
+        cfg.encoder_stages = std::stoll(spec.substr(spec.find(':') + 1));
+      } catch (const std::exception&) {
+        cfg.encoder_stages = 0;
+      }
+    }
   } else if (name == "interleaved") {
     cfg.kind = synth::ScheduleKind::kInterleaved;
     cfg.chunks = 2;

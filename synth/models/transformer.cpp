@@ -73,7 +73,7 @@ TensorId norm(Graph& g, const Scenario& s, const std::string& name, TensorId x) 
 // scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
 TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v) {
   if (s.training.attention == AttentionKernel::kFlash) {
-    return g.attention("attn.core", q, k, v, /*causal=*/true);
+    return g.attention("attn.core", q, k, v, s.model.causal);
   }
   auto first = static_cast<stg::OpId>(g.ops().size());
   if (s.model.kv_heads != s.model.heads) {  // repeat K/V heads for the batched GEMMs
@@ -130,18 +130,6 @@ double bias_params(const Scenario& s) {
          2.0 * static_cast<double>(s.model.hidden) + 2.0 * static_cast<double>(s.model.hidden);
 }
 
-Block make_layer(const Scenario& s) {
-  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0};
-  Graph& g = b.graph;
-  TensorId x = g.input("x", stream_layout(s), s.training.precision);
-  TensorId y = mlp(g, s, attention(g, s, x));
-  b.inputs = {x};
-  b.outputs = {y};
-  b.params = weight_params(g) + bias_params(s);
-  b.backward = stg::derive_backward(g, b.outputs, b.inputs);
-  return b;
-}
-
 Block make_embed(const Scenario& s) {
   Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0};
   Graph& g = b.graph;
@@ -179,6 +167,28 @@ Block make_head(const Scenario& s) {
 }
 
 }  // namespace
+
+void finish_block(Block& b, bool backward) {
+  if (backward) {
+    b.backward = stg::derive_backward(b.graph, b.outputs, b.inputs);
+  } else {
+    b.backward.first_op = static_cast<stg::OpId>(b.graph.ops().size());
+  }
+}
+
+Block make_layer(const Scenario& s, bool backward) {
+  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Graph& g = b.graph;
+  TensorId x = g.input("x", stream_layout(s), s.training.precision);
+  TensorId y = mlp(g, s, attention(g, s, x));
+  b.inputs = {x};
+  b.outputs = {y};
+  b.params = weight_params(g) + bias_params(s);
+  finish_block(b, backward);
+  return b;
+}
+
+double weight_parameters(const stg::Graph& g) { return weight_params(g); }
 
 bool embedding_and_head_share_a_rank(const Scenario& s) {
   // Flat and interleaved schedules put the head on the last pipeline rank; V shapes bring the

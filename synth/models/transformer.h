@@ -37,6 +37,17 @@ stg::Layout stream_layout(const Scenario& s);
 
 Blocks build_blocks(const Scenario& s);
 
+// One decoder (or, with model.causal off, encoder) layer. Without `backward` the block is
+// forward only: its activations die with their last forward reader (a frozen or detached
+// encoder).
+Block make_layer(const Scenario& s, bool backward = true);
+
+// Derives the block's backward graph, or marks it forward only.
+void finish_block(Block& b, bool backward);
+
+// Elements of the graph's weights.
+double weight_parameters(const stg::Graph& g);
+
 // Whether the input embedding and the output layer land on the same rank (then a tied
 // table is one parameter; otherwise the last rank keeps a copy synchronised by all-reduce).
 bool embedding_and_head_share_a_rank(const Scenario& s);

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "hwprofiles/hw_profile.h"
 #include "sim/base/yaml_reader.h"
@@ -18,8 +20,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kTopKeys = {
-    "name", "description", "model", "training", "parallelism", "schedule", "cluster"};
+constexpr std::array<std::string_view, 9> kTopKeys = {
+    "name",     "description", "model",   "training", "parallelism",
+    "schedule", "cluster",     "encoder", "data"};
 constexpr std::array<std::string_view, 12> kModelKeys = {
     "preset", "layers",     "hidden", "heads",           "kv_heads", "ffn",
     "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias"};
@@ -103,6 +106,143 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   if (m.heads % m.kv_heads != 0) {
     (n.has("kv_heads") ? n.at("kv_heads") : n)
         .fail(fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
+  }
+}
+
+void read_encoder(const YamlNode& n, EncoderConfig& e) {
+  constexpr std::array<std::string_view, 11> kKeys = {
+      "preset",     "layers", "hidden", "heads",        "ffn",      "activation",
+      "norm",       "bias",   "merge",  "patch_pixels", "trainable"};
+  n.check_keys(kKeys);
+  if (auto p = n.find("preset")) {
+    auto preset = encoder_preset(p->as_string());
+    if (!preset) {
+      auto names = encoder_preset_names();
+      std::string guess = base::nearest(p->as_string(), names);
+      p->fail(fmt::format("unknown encoder preset '{}'", p->as_string()),
+              guess.empty() ? "presets: qwen2-vl-vit" : fmt::format("did you mean '{}'?", guess));
+    }
+    e = *preset;
+  }
+  e.present = true;
+  auto int_key = [&](std::string_view key, std::int64_t& field) {
+    if (auto v = n.find(key)) {
+      field = v->as_int(1);
+    } else if (field == 0) {
+      n.fail(fmt::format("missing required key '{}' (or give a 'preset')", key));
+    }
+  };
+  int_key("layers", e.layers);
+  int_key("hidden", e.hidden);
+  int_key("heads", e.heads);
+  if (auto v = n.find("ffn")) {
+    e.ffn = v->as_int(1);
+  } else if (e.ffn == 0) {
+    e.ffn = 4 * e.hidden;
+  }
+  constexpr std::array<std::string_view, 2> kActs = {"gelu", "swiglu"};
+  constexpr std::array<std::string_view, 2> kNorms = {"layernorm", "rmsnorm"};
+  if (auto v = n.find("activation")) {
+    e.activation = v->as_choice(kActs) == "gelu" ? Activation::kGelu : Activation::kSwiglu;
+  }
+  if (auto v = n.find("norm")) {
+    e.norm = v->as_choice(kNorms) == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  }
+  if (auto v = n.find("bias")) {
+    e.bias = v->as_bool();
+  }
+  if (auto v = n.find("merge")) {
+    e.merge = v->as_int(1, 64);
+  }
+  if (auto v = n.find("patch_pixels")) {
+    e.patch_pixels = v->as_int(1);
+  }
+  if (auto v = n.find("trainable")) {
+    e.trainable = v->as_bool();
+  }
+  if (e.hidden % e.heads != 0) {
+    n.at(n.has("heads") ? "heads" : "preset")
+        .fail(fmt::format("encoder heads={} does not divide hidden={}", e.heads, e.hidden));
+  }
+}
+
+// A fixed value ("4") or an inclusive range ("[0, 4]").
+IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
+  if (!n.is_seq()) {
+    std::int64_t v = n.as_int(min, max);
+    return {v, v};
+  }
+  auto items = n.items();
+  if (items.size() != 2) {
+    n.fail("expected a value or a range [lo, hi]");
+  }
+  IntRange r{items[0].as_int(min, max), items[1].as_int(min, max)};
+  if (r.hi < r.lo) {
+    n.fail(fmt::format("the range [{}, {}] is empty", r.lo, r.hi));
+  }
+  return r;
+}
+
+// "images,tokens_per_image" per line; '#' starts a comment.
+std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& at,
+                                                                const std::string& file) {
+  std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
+  std::ifstream in(path);
+  if (!in) {
+    at.fail(fmt::format("cannot read the samples file '{}'", path.string()));
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    long long images = -1;
+    long long tokens = -1;
+    char comma = 0;
+    std::istringstream fields(line);
+    fields >> images >> comma >> tokens;
+    std::string rest;
+    fields >> rest;
+    if (fields.fail() && !fields.eof()) {
+      images = -1;
+    }
+    if (comma != ',' || images < 0 || tokens < 1 || !rest.empty() || images > 1024 ||
+        tokens > (1 << 20)) {
+      throw base::InputError(base::SourceLoc{path.string(), no, 1},
+                             "expected 'images,tokens_per_image' (0 <= images <= 1024, "
+                             "1 <= tokens_per_image <= 1048576), got '" +
+                                 line + "'");
+    }
+    out.emplace_back(images, tokens);
+  }
+  if (out.empty()) {
+    at.fail(fmt::format("the samples file '{}' lists no samples", path.string()));
+  }
+  return out;
+}
+
+void read_data(const YamlNode& n, DataConfig& d) {
+  constexpr std::array<std::string_view, 4> kKeys = {"seed", "images_per_sample",
+                                                     "tokens_per_image", "samples_file"};
+  n.check_keys(kKeys);
+  if (auto v = n.find("seed")) {
+    d.seed = static_cast<std::uint64_t>(v->as_int(0));
+  }
+  if (auto v = n.find("samples_file")) {
+    if (n.has("images_per_sample") || n.has("tokens_per_image")) {
+      v->fail("give either samples_file or images_per_sample/tokens_per_image, not both");
+    }
+    d.samples_file = v->as_string();
+    d.samples = read_samples(*v, d.samples_file);
+    return;
+  }
+  if (auto v = n.find("images_per_sample")) {
+    d.images_per_sample = read_range(*v, 0, 1024);
+  }
+  if (auto v = n.find("tokens_per_image")) {
+    d.tokens_per_image = read_range(*v, 1, 1 << 20);
   }
 }
 
@@ -190,21 +330,154 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   c.devices_at = dev.loc();
 }
 
-ScheduleConfig read_schedule(const YamlNode& n) {
+ScheduleKind read_skeleton(const YamlNode& kind) {
   constexpr std::array<std::string_view, 5> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1",
                                                           "dualpipev"};
-  constexpr std::array<std::string_view, 3> kKeys = {"kind", "chunks", "group"};
+  std::string k = kind.as_choice(kSchedules);
+  return k == "gpipe"       ? ScheduleKind::kGpipe
+         : k == "1f1b"      ? ScheduleKind::k1F1B
+         : k == "zb-h1"     ? ScheduleKind::kZbH1
+         : k == "dualpipev" ? ScheduleKind::kDualPipeV
+                            : ScheduleKind::kInterleaved;
+}
+
+void read_encoder_keys(const YamlNode& n, ScheduleConfig& cfg) {
+  constexpr std::array<std::string_view, 3> kOwners = {"round_robin", "min", "greedy"};
+  constexpr std::array<std::string_view, 2> kBackward = {"recompute", "owner"};
+  if (auto v = n.find("owners")) {
+    std::string o = v->as_choice(kOwners);
+    cfg.owners = o == "round_robin" ? OwnerMode::kRoundRobin
+                 : o == "min"       ? OwnerMode::kMin
+                                    : OwnerMode::kGreedy;
+  }
+  if (auto v = n.find("encoder_backward")) {
+    cfg.encoder_backward =
+        v->as_choice(kBackward) == "owner" ? EncoderBackward::kOwner : EncoderBackward::kRecompute;
+  }
+  if (cfg.encoder != EncoderPlacement::kTranspose &&
+      (n.has("owners") || n.has("encoder_backward"))) {
+    n.at(n.has("owners") ? "owners" : "encoder_backward")
+        .fail("only the transpose encoder placement takes this key");
+  }
+}
+
+// The region form of the schedule algebra (synth/schedule/README.md):
+//   regions:
+//     - {span: encoder, layout: replicated, skeleton: transpose, owners: greedy}
+//     - {span: llm, layout: sharded, skeleton: 1f1b}
+// A model is the encoder region followed by the LLM region, or one region over both. The
+// LLM is always sharded over the pipeline. A replicated region runs the transpose skeleton;
+// a sharded encoder region takes `stages` pipeline ranks of the LLM's own pipeline, so its
+// skeleton must be the LLM's.
+void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
+  constexpr std::array<std::string_view, 7> kRegionKeys = {
+      "span", "layout", "skeleton", "stages", "owners", "encoder_backward", "chunks"};
+  constexpr std::array<std::string_view, 3> kSpans = {"encoder", "llm", "model"};
+  constexpr std::array<std::string_view, 2> kLayouts = {"sharded", "replicated"};
+  auto regions = n.items();
+  if (regions.empty() || regions.size() > 2) {
+    n.fail(fmt::format("expected one region (span: model) or two (span: encoder, then span: "
+                       "llm), got {}",
+                       regions.size()));
+  }
+  std::vector<std::string> spans;
+  std::vector<bool> replicated;
+  for (const YamlNode& r : regions) {
+    r.check_keys(kRegionKeys);
+    spans.push_back(r.at("span").as_choice(kSpans));
+    replicated.push_back(r.has("layout") && r.at("layout").as_choice(kLayouts) == "replicated");
+  }
+  for (std::size_t i = 0; i + 1 < regions.size(); ++i) {
+    if (replicated[i] && replicated[i + 1]) {
+      regions[i + 1].at("layout").fail(
+          "two adjacent replicated regions: they need no communication between them, so write "
+          "them as one region (the algebra's normal form)");
+    }
+  }
+  const YamlNode& llm = regions.back();
+  if (spans.back() == "encoder" || (regions.size() == 2 && spans.front() != "encoder")) {
+    llm.at("span").fail(
+        "regions run in model order: the encoder region first, then the llm region");
+  }
+  if (replicated.back()) {
+    llm.at("layout").fail("the LLM region must be sharded over the pipeline");
+  }
+  if (!llm.has("skeleton")) {
+    llm.fail("missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, dualpipev)");
+  }
+  YamlNode body = llm.at("skeleton");
+  if (body.as_string() == "transpose") {
+    body.fail("the transpose skeleton runs a replicated region; the LLM needs a pipeline skeleton");
+  }
+  cfg.kind = read_skeleton(body);
+  if (auto c = llm.find("chunks")) {
+    if (cfg.kind != ScheduleKind::kInterleaved) {
+      c->fail("only the interleaved skeleton takes this key");
+    }
+    cfg.chunks = c->as_int(2);
+  } else if (cfg.kind == ScheduleKind::kInterleaved) {
+    llm.fail("the interleaved skeleton needs its number of model chunks per rank",
+             "write chunks: 2");
+  }
+  cfg.encoder = EncoderPlacement::kInline;
+  if (regions.size() == 1) {
+    return;
+  }
+  const YamlNode& enc = regions.front();
+  if (replicated.front()) {
+    if (!enc.has("skeleton") || enc.at("skeleton").as_string() != "transpose") {
+      (enc.has("skeleton") ? enc.at("skeleton") : enc)
+          .fail("a replicated region runs the transpose skeleton", "write skeleton: transpose");
+    }
+    cfg.encoder = EncoderPlacement::kTranspose;
+  } else {
+    if (enc.has("skeleton") && read_skeleton(enc.at("skeleton")) != cfg.kind) {
+      enc.at("skeleton").fail(
+          "a sharded encoder region shares the LLM's pipeline, so it needs the LLM's skeleton");
+    }
+    cfg.encoder = EncoderPlacement::kStages;
+    cfg.encoder_stages = enc.has("stages") ? enc.at("stages").as_int(1) : 1;
+  }
+  read_encoder_keys(enc, cfg);
+}
+
+ScheduleConfig read_schedule(const YamlNode& n) {
+  constexpr std::array<std::string_view, 8> kKeys = {
+      "kind", "chunks", "group", "encoder", "encoder_stages", "owners", "encoder_backward",
+      "regions"};
   ScheduleConfig cfg;
+  if (n.is_map() && n.has("regions")) {
+    if (n.keys().size() != 1) {
+      n.fail("the region form takes only the key 'regions'");
+    }
+    read_regions(n.at("regions"), cfg);
+    return cfg;
+  }
   const YamlNode kind = n.is_map() ? n.at("kind") : n;
   if (n.is_map()) {
     n.check_keys(kKeys);
   }
-  std::string k = kind.as_choice(kSchedules);
-  cfg.kind = k == "gpipe"       ? ScheduleKind::kGpipe
-             : k == "1f1b"      ? ScheduleKind::k1F1B
-             : k == "zb-h1"     ? ScheduleKind::kZbH1
-             : k == "dualpipev" ? ScheduleKind::kDualPipeV
-                                : ScheduleKind::kInterleaved;
+  if (kind.is_scalar() && kind.as_string() == "transpose") {  // Mpipe with a 1F1B body
+    cfg.encoder = EncoderPlacement::kTranspose;
+  } else {
+    cfg.kind = read_skeleton(kind);
+  }
+  if (n.is_map()) {
+    constexpr std::array<std::string_view, 3> kPlacements = {"inline", "stages", "transpose"};
+    if (auto v = n.find("encoder")) {
+      std::string e = v->as_choice(kPlacements);
+      cfg.encoder = e == "inline"   ? EncoderPlacement::kInline
+                    : e == "stages" ? EncoderPlacement::kStages
+                                    : EncoderPlacement::kTranspose;
+    }
+    if (auto v = n.find("encoder_stages")) {
+      if (cfg.encoder != EncoderPlacement::kStages) {
+        v->fail("only the 'stages' encoder placement takes this key");
+      }
+      cfg.encoder_stages = v->as_int(1);
+    }
+    read_encoder_keys(n, cfg);
+  }
   if (cfg.kind == ScheduleKind::kInterleaved) {
     if (!n.is_map()) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",
@@ -227,6 +500,60 @@ void check_divides(const YamlNode& at, std::int64_t d, std::string_view dname, s
   }
 }
 
+// The encoder region and the data mix against the model, the parallelism and the schedule.
+void validate_encoder(const YamlNode& root, const Scenario& s) {
+  const YamlNode sched = root.at("schedule");
+  const auto& e = s.encoder;
+  const auto& p = s.parallel;
+  if (!e.present) {
+    if (s.schedule.encoder != EncoderPlacement::kInline) {
+      sched.fail("this schedule places an encoder region, but the scenario has no encoder",
+                 "add an 'encoder:' block (for example preset: qwen2-vl-vit)");
+    }
+    if (root.has("data")) {
+      root.at("data").fail("a data mix needs an encoder: the scenario has no 'encoder:' block");
+    }
+    return;
+  }
+  const YamlNode enc = root.at("encoder");
+  check_divides(enc, p.tp, "parallelism.tp", e.heads, "encoder.heads");
+  check_divides(enc, p.tp, "parallelism.tp", e.ffn, "encoder.ffn");
+  if (s.schedule.encoder == EncoderPlacement::kStages) {
+    bool flat = s.schedule.kind == ScheduleKind::kGpipe || s.schedule.kind == ScheduleKind::k1F1B ||
+                s.schedule.kind == ScheduleKind::kZbH1;
+    if (!flat) {
+      sched.fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
+                             "(gpipe, 1f1b or zb-h1), not {}",
+                             schedule_name(s.schedule.kind)));
+    }
+    if (s.schedule.encoder_stages >= p.pp) {
+      sched.fail(fmt::format("encoder_stages={} leaves no pipeline rank for the LLM (pp={})",
+                             s.schedule.encoder_stages, p.pp));
+    }
+    if (e.layers < s.schedule.encoder_stages ||
+        s.model.layers < p.pp - s.schedule.encoder_stages) {
+      sched.fail(fmt::format("{} encoder layers and {} LLM layers cannot fill {} and {} stages",
+                             e.layers, s.model.layers, s.schedule.encoder_stages,
+                             p.pp - s.schedule.encoder_stages));
+    }
+  }
+  // Patches per image round up to whole merged tokens (and, with SP, to a multiple of tp).
+  const auto& d = s.data;
+  std::int64_t max_images = d.images_per_sample.hi;
+  std::int64_t max_tokens = d.tokens_per_image.hi;
+  for (const auto& [images, tokens] : d.samples) {
+    max_images = std::max(max_images, images);
+    max_tokens = std::max(max_tokens, tokens);
+  }
+  std::int64_t llm_tokens = max_images * ((max_tokens + e.merge - 1) / e.merge);
+  if (llm_tokens > s.training.seq_len) {
+    (root.has("data") ? root.at("data") : enc)
+        .fail(fmt::format("a sample with {} images of {} patches needs {} LLM tokens, more than "
+                          "training.seq_len={}",
+                          max_images, max_tokens, llm_tokens, s.training.seq_len));
+  }
+}
+
 void validate(const YamlNode& root, Scenario& s) {
   const YamlNode par = root.at("parallelism");
   const YamlNode tp_at = par.has("tp") ? par.at("tp") : par;
@@ -239,7 +566,7 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
   const YamlNode sched = root.at("schedule");
   schedule::Placement place(s.schedule, static_cast<int>(p.pp));
-  if (m.layers % place.stages() != 0) {
+  if (m.layers % place.stages() != 0 && s.schedule.encoder != EncoderPlacement::kStages) {
     (sched.is_map() && sched.has("chunks") ? sched.at("chunks") : sched)
         .fail(fmt::format("the schedule's {} pipeline stages do not divide model.layers={}",
                           place.stages(), m.layers));
@@ -279,6 +606,7 @@ void validate(const YamlNode& root, Scenario& s) {
   } catch (const base::InputError& e) {
     root.at("schedule").fail(e.message());
   }
+  validate_encoder(root, s);
 }
 
 }  // namespace
@@ -298,6 +626,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   read_parallel(root.at("parallelism"), s.parallel);
   s.schedule = read_schedule(root.at("schedule"));
   read_cluster(root.at("cluster"), s.cluster);
+  if (auto e = root.find("encoder")) {
+    read_encoder(*e, s.encoder);
+  }
+  if (auto d = root.find("data")) {
+    read_data(*d, s.data);
+  }
   validate(root, s);
   return s;
 }
@@ -332,10 +666,31 @@ std::string_view schedule_name(ScheduleKind k) {
 }
 
 std::string schedule_label(const ScheduleConfig& cfg) {
-  if (cfg.kind == ScheduleKind::kInterleaved) {
-    return fmt::format("interleaved (v={})", cfg.chunks);
+  std::string body = cfg.kind == ScheduleKind::kInterleaved
+                         ? fmt::format("interleaved (v={})", cfg.chunks)
+                         : std::string(schedule_name(cfg.kind));
+  switch (cfg.encoder) {
+    case EncoderPlacement::kInline:
+      return body;
+    case EncoderPlacement::kStages:
+      return fmt::format("{} + encoder stage{} ({})", body, cfg.encoder_stages > 1 ? "s" : "",
+                         cfg.encoder_stages);
+    case EncoderPlacement::kTranspose:
+      return fmt::format("transpose ({}, {})", owner_mode_name(cfg.owners), body);
   }
-  return std::string(schedule_name(cfg.kind));
+  return body;
+}
+
+std::string_view owner_mode_name(OwnerMode m) {
+  switch (m) {
+    case OwnerMode::kRoundRobin:
+      return "round_robin";
+    case OwnerMode::kMin:
+      return "min";
+    case OwnerMode::kGreedy:
+      return "greedy";
+  }
+  return "?";
 }
 
 std::string_view recompute_name(Recompute r) {

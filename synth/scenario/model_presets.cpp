@@ -50,8 +50,8 @@ ModelConfig llama(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
   return m;
 }
 
-const std::array<Preset, 9>& presets() {
-  static const std::array<Preset, 9> kPresets = {
+const std::array<Preset, 10>& presets() {
+  static const std::array<Preset, 10> kPresets = {
       Preset{"gpt3-1.3b", gpt(24, 2048, 16)},
       Preset{"gpt3-6.7b", gpt(32, 4096, 32)},
       Preset{"gpt3-13b", gpt(40, 5120, 40)},
@@ -59,6 +59,9 @@ const std::array<Preset, 9>& presets() {
       Preset{"llama2-7b", llama(32, 4096, 32, 32, 11008, 32000)},
       Preset{"llama2-70b", llama(80, 8192, 64, 8, 28672, 32000)},
       Preset{"llama3-8b", llama(32, 4096, 32, 8, 14336, 128256)},
+      // Qwen2-7B (Yang et al. 2024, Table 1): Llama-style, 152k vocabulary; its QKV biases
+      // (3584 + 2 x 512 parameters a layer) are left out.
+      Preset{"qwen2-7b", llama(28, 3584, 28, 4, 18944, 152064)},
       Preset{"llama3-70b", llama(80, 8192, 64, 8, 28672, 128256)},
       Preset{"llama3-405b", llama(126, 16384, 128, 8, 53248, 128256)},
   };
@@ -66,6 +69,30 @@ const std::array<Preset, 9>& presets() {
 }
 
 }  // namespace
+
+std::optional<EncoderConfig> encoder_preset(std::string_view name) {
+  if (name == "qwen2-vl-vit") {
+    // Qwen2-VL's vision transformer (Wang et al. 2024, "Qwen2-VL", section 2.1; the released
+    // configuration): 32 layers, width 1280, 16 heads, MLP 5120 with GeLU, LayerNorm, biases,
+    // 14x14 patches over 2 frames of 3 channels, a 2x2 merge into the LLM's width.
+    EncoderConfig e;
+    e.present = true;
+    e.preset = std::string(name);
+    e.layers = 32;
+    e.hidden = 1280;
+    e.heads = 16;
+    e.ffn = 5120;
+    e.activation = Activation::kGelu;
+    e.norm = NormKind::kLayerNorm;
+    e.bias = true;
+    e.patch_pixels = 3 * 2 * 14 * 14;
+    e.merge = 4;
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string_view> encoder_preset_names() { return {"qwen2-vl-vit"}; }
 
 std::optional<ModelConfig> model_preset(std::string_view name) {
   for (const auto& p : presets()) {

@@ -14,4 +14,8 @@ namespace tessera::synth {
 std::optional<ModelConfig> model_preset(std::string_view name);
 std::vector<std::string_view> model_preset_names();
 
+// Published vision encoders by name ("qwen2-vl-vit").
+std::optional<EncoderConfig> encoder_preset(std::string_view name);
+std::vector<std::string_view> encoder_preset_names();
+
 }  // namespace tessera::synth

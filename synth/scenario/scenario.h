@@ -33,6 +33,7 @@ struct ModelConfig {
   bool tied_embeddings = false;
   double dropout = 0.0;  // > 0: dropout masks are kept for backward
   bool bias = true;      // linear layers carry biases (GPT) or not (Llama)
+  bool causal = true;    // causal attention mask (decoders); false: bidirectional (encoders)
 
   [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters
@@ -60,11 +61,58 @@ struct ParallelConfig {
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
 };
 
+// A vision encoder in front of the LLM (a multimodal model): patch embedding, transformer
+// layers with bidirectional attention, and a projector that merges `merge` patches into one
+// LLM token of the LLM's hidden size (Qwen2-VL's layout).
+struct EncoderConfig {
+  bool present = false;
+  std::string preset;
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t ffn = 0;
+  Activation activation = Activation::kGelu;
+  NormKind norm = NormKind::kLayerNorm;
+  bool bias = true;
+  std::int64_t patch_pixels = 1176;  // values per patch: 3 channels x 2 frames x 14 x 14
+  std::int64_t merge = 4;            // patches per LLM token (a 2x2 spatial merge)
+  bool trainable = false;            // false: frozen (no backward, no gradients, no optimizer)
+};
+
+// An inclusive integer range; lo == hi is a fixed value.
+struct IntRange {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+
+// The modality mix of the training data: how many images each sample carries and how many
+// encoder patches each image has, as ranges sampled uniformly with `seed`, or an explicit
+// per-sample list (images, patches per image) read from a file and used in order, cycled.
+struct DataConfig {
+  std::uint64_t seed = 1;
+  IntRange images_per_sample{1, 1};
+  IntRange tokens_per_image{1024, 1024};  // encoder patches per image
+  std::vector<std::pair<std::int64_t, std::int64_t>> samples;  // from samples_file
+  std::string samples_file;
+};
+
+// Where the encoder region runs (the schedule algebra's region program, see
+// synth/schedule/README.md). kInline: inside the first pipeline stage (Megatron's default);
+// kStages: as its own first pipeline stage(s); kTranspose: replicated on every pipeline rank,
+// its forwards in the warmup bubbles (Mpipe).
+enum class EncoderPlacement : unsigned char { kInline, kStages, kTranspose };
+enum class OwnerMode : unsigned char { kRoundRobin, kMin, kGreedy };
+enum class EncoderBackward : unsigned char { kRecompute, kOwner };
+
 // The pipeline schedule: a skeleton and its parameters.
 struct ScheduleConfig {
   ScheduleKind kind = ScheduleKind::k1F1B;
   std::int64_t chunks = 1;  // interleaved: model chunks (virtual stages) per rank, v
   std::int64_t group = 0;   // interleaved: microbatches per group per chunk; 0: pp (Megatron)
+  EncoderPlacement encoder = EncoderPlacement::kInline;
+  std::int64_t encoder_stages = 1;  // kStages: pipeline ranks that hold the encoder
+  OwnerMode owners = OwnerMode::kRoundRobin;                // kTranspose
+  EncoderBackward encoder_backward = EncoderBackward::kRecompute;  // kTranspose, trained
 };
 
 struct ClusterConfig {
@@ -83,6 +131,8 @@ struct Scenario {
   ParallelConfig parallel;
   ScheduleConfig schedule;
   ClusterConfig cluster;
+  EncoderConfig encoder;
+  DataConfig data;
 
   [[nodiscard]] std::int64_t microbatches() const {  // per data-parallel replica
     return training.global_batch / (parallel.dp * training.micro_batch);
@@ -96,5 +146,6 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 std::string_view schedule_name(ScheduleKind k);
 std::string schedule_label(const ScheduleConfig& cfg);  // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
+std::string_view owner_mode_name(OwnerMode m);  // "round_robin", "min", "greedy"
 
 }  // namespace tessera::synth
