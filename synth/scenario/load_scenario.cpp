@@ -191,8 +191,8 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleConfig read_schedule(const YamlNode& n) {
-  constexpr std::array<std::string_view, 5> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1",
-                                                          "dualpipev"};
+  constexpr std::array<std::string_view, 7> kSchedules = {
+      "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
   constexpr std::array<std::string_view, 3> kKeys = {"kind", "chunks", "group"};
   ScheduleConfig cfg;
   const YamlNode kind = n.is_map() ? n.at("kind") : n;
@@ -203,7 +203,9 @@ ScheduleConfig read_schedule(const YamlNode& n) {
   cfg.kind = k == "gpipe"       ? ScheduleKind::kGpipe
              : k == "1f1b"      ? ScheduleKind::k1F1B
              : k == "zb-h1"     ? ScheduleKind::kZbH1
+             : k == "zb-h2"     ? ScheduleKind::kZbH2
              : k == "dualpipev" ? ScheduleKind::kDualPipeV
+             : k == "dualpipe"  ? ScheduleKind::kDualPipe
                                 : ScheduleKind::kInterleaved;
   if (cfg.kind == ScheduleKind::kInterleaved) {
     if (!n.is_map()) {
@@ -239,10 +241,11 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
   const YamlNode sched = root.at("schedule");
   schedule::Placement place(s.schedule, static_cast<int>(p.pp));
-  if (m.layers % place.stages() != 0) {
+  // Each pipe holds the whole model (DualPipe: two copies), cut into its stages.
+  if (m.layers % place.stages_per_pipe() != 0) {
     (sched.is_map() && sched.has("chunks") ? sched.at("chunks") : sched)
         .fail(fmt::format("the schedule's {} pipeline stages do not divide model.layers={}",
-                          place.stages(), m.layers));
+                          place.stages_per_pipe(), m.layers));
   }
   if (p.sp && p.tp == 1) {
     par.at("sp").fail("sequence parallelism needs tp > 1");
@@ -325,8 +328,12 @@ std::string_view schedule_name(ScheduleKind k) {
       return "interleaved";
     case ScheduleKind::kZbH1:
       return "zb-h1";
+    case ScheduleKind::kZbH2:
+      return "zb-h2";
     case ScheduleKind::kDualPipeV:
       return "dualpipev";
+    case ScheduleKind::kDualPipe:
+      return "dualpipe";
   }
   return "?";
 }
