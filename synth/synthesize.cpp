@@ -227,15 +227,16 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId prev = kNone;
-  if (vs > 0) {
-    std::int64_t src = rank_of_stage(vs - 1);
-    prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(vs - 1))]
+  const std::int32_t before = place_->prev_stage(vs);
+  if (before >= 0) {
+    std::int64_t src = rank_of_stage(before);
+    prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(before))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
                               kNone, c_.p2p_names[1], mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   const auto m = static_cast<std::size_t>(mb);
-  if (vs == 0 && inline_encoder_) {
+  if (vs == 0 && inline_encoder_) {  // the encoder feeds pipe 0's first stage
     features_[m] = encoder_forward(mb, c_.s.encoder.trainable, kNone);
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -254,9 +255,10 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
-  if (vs < vstages_ - 1 && rank_of_stage(vs + 1) != rank_) {
-    p2p(graph::NodeKind::kSend, rank_of_stage(vs + 1), tag(mb, vs + 1, false), layer.out_bytes,
-        prev, c_.p2p_names[0], mb);
+  const std::int32_t after = place_->next_stage(vs);
+  if (after >= 0 && rank_of_stage(after) != rank_) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(after), tag(mb, after, false), layer.out_bytes, prev,
+        c_.p2p_names[0], mb);
   }
 }
 
@@ -267,9 +269,10 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId grad = kNone;
-  if (vs < vstages_ - 1) {
-    std::int64_t src = rank_of_stage(vs + 1);
-    grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(vs + 1))]
+  const std::int32_t after = place_->next_stage(vs);
+  if (after >= 0) {
+    std::int64_t src = rank_of_stage(after);
+    grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(after))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), layer.in_grad_bytes,
                               kNone, c_.p2p_names[3], mb);
   }
@@ -296,8 +299,9 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
       encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
     }
   }
-  if (vs > 0 && rank_of_stage(vs - 1) != rank_) {
-    p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true), layer.in_grad_bytes,
+  const std::int32_t before = place_->prev_stage(vs);
+  if (before >= 0 && rank_of_stage(before) != rank_) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(before), tag(mb, before, true), layer.in_grad_bytes,
         grad, c_.p2p_names[2], mb);
   }
 }
@@ -657,23 +661,24 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   before_optimizer.push_back(g_.add(n, deps));
 }
 
-// Virtual stage t = chunk * p + rank holds layers [t*L/(v*p), (t+1)*L/(v*p)); the first
-// virtual stage also holds the embedding, the last one the head and loss.
+// The i-th stage of a pipe of n stages holds layers [i*L/n, (i+1)*L/n); a pipe's first stage
+// also holds the embedding, its last one the head and loss (DualPipe: each pipe a full copy).
 void StageBuilder::place_blocks() {
   const Scenario& s = c_.s;
   place_.emplace(s.schedule, stages_);
   vstages_ = place_->stages();
-  auto per_stage = static_cast<std::int32_t>(s.model.layers / vstages_);
+  auto per_stage = static_cast<std::int32_t>(s.model.layers / place_->stages_per_pipe());
   for (std::int32_t c = 0; c < place_->chunks(); ++c) {
     std::int32_t vs = place_->stage_of(stage_, c);
+    std::int32_t slice = place_->stage_in_pipe(vs);
     std::vector<StageBlock> blocks;
-    if (vs == 0) {
+    if (place_->first_of_pipe(vs)) {
       blocks.push_back({&c_.progs.embed, -1, 0});
     }
-    for (std::int32_t l = vs * per_stage; l < (vs + 1) * per_stage; ++l) {
+    for (std::int32_t l = slice * per_stage; l < (slice + 1) * per_stage; ++l) {
       blocks.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
     }
-    if (vs == vstages_ - 1) {
+    if (place_->last_of_pipe(vs)) {
       blocks.push_back({&c_.progs.head, -1, 1});
     }
     offset_.push_back(total_blocks_);

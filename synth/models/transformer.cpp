@@ -193,7 +193,8 @@ double weight_parameters(const stg::Graph& g) { return weight_params(g); }
 bool embedding_and_head_share_a_rank(const Scenario& s) {
   // Flat and interleaved schedules put the head on the last pipeline rank; V shapes bring the
   // last stage back to the first rank.
-  return s.parallel.pp == 1 || s.schedule.kind == ScheduleKind::kDualPipeV;
+  return s.parallel.pp == 1 || s.schedule.kind == ScheduleKind::kDualPipeV ||
+         s.schedule.kind == ScheduleKind::kDualPipe;
 }
 
 Blocks build_blocks(const Scenario& s) {

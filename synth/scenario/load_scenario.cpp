@@ -331,13 +331,15 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleKind read_skeleton(const YamlNode& kind) {
-  constexpr std::array<std::string_view, 5> kSchedules = {"gpipe", "1f1b", "interleaved", "zb-h1",
-                                                          "dualpipev"};
+  constexpr std::array<std::string_view, 7> kSchedules = {
+      "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
   std::string k = kind.as_choice(kSchedules);
   return k == "gpipe"       ? ScheduleKind::kGpipe
          : k == "1f1b"      ? ScheduleKind::k1F1B
          : k == "zb-h1"     ? ScheduleKind::kZbH1
+         : k == "zb-h2"     ? ScheduleKind::kZbH2
          : k == "dualpipev" ? ScheduleKind::kDualPipeV
+         : k == "dualpipe"  ? ScheduleKind::kDualPipe
                             : ScheduleKind::kInterleaved;
 }
 
@@ -403,7 +405,7 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     llm.at("layout").fail("the LLM region must be sharded over the pipeline");
   }
   if (!llm.has("skeleton")) {
-    llm.fail("missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, dualpipev)");
+    llm.fail("missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipev, dualpipe)");
   }
   YamlNode body = llm.at("skeleton");
   if (body.as_string() == "transpose") {
@@ -566,10 +568,11 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
   const YamlNode sched = root.at("schedule");
   schedule::Placement place(s.schedule, static_cast<int>(p.pp));
-  if (m.layers % place.stages() != 0 && s.schedule.encoder != EncoderPlacement::kStages) {
+  // Each pipe holds the whole model (DualPipe: two copies), cut into its stages.
+  if (m.layers % place.stages_per_pipe() != 0 && s.schedule.encoder != EncoderPlacement::kStages) {
     (sched.is_map() && sched.has("chunks") ? sched.at("chunks") : sched)
         .fail(fmt::format("the schedule's {} pipeline stages do not divide model.layers={}",
-                          place.stages(), m.layers));
+                          place.stages_per_pipe(), m.layers));
   }
   if (p.sp && p.tp == 1) {
     par.at("sp").fail("sequence parallelism needs tp > 1");
@@ -659,8 +662,12 @@ std::string_view schedule_name(ScheduleKind k) {
       return "interleaved";
     case ScheduleKind::kZbH1:
       return "zb-h1";
+    case ScheduleKind::kZbH2:
+      return "zb-h2";
     case ScheduleKind::kDualPipeV:
       return "dualpipev";
+    case ScheduleKind::kDualPipe:
+      return "dualpipe";
   }
   return "?";
 }

@@ -7,6 +7,7 @@
 #include <array>
 
 #include "sim/base/error.h"
+#include "synth/schedule/zero_bubble_h2.h"
 
 namespace tessera::synth::schedule {
 
@@ -133,86 +134,152 @@ std::vector<Task> zb_h1(int p, int r, int m) {
   return out;
 }
 
-// DualPipeV (DeepSeek DualPipe repository, dualpipev.py step(); pipeline_schedules.md
-// 2.8): eight phases over the V placement, forward/backward pairs overlapped in the steady
-// state, zero-bubble splitting in the second half of the cooldown.
-class DualPipeV {
+// The eight-phase program of DeepSeek's DualPipe and DualPipeV step() (DualPipe repository,
+// dualpipe.py and dualpipev.py; pipeline_schedules.md 2.7 and 2.8), as data. Both run the
+// same program over a "half pipeline" of n ranks, in which this rank sits h ranks from the
+// end where its chunk-0 microbatches enter, with m microbatches per chunk:
+//  - DualPipeV: n = N, h = r, m = M; chunk 0 is the V's ascending leg, chunk 1 the other.
+//  - DualPipe: n = N/2, h = min(r, N-1-r), m = M/2; chunk 0 is pipe A and chunk 1 pipe B on
+//    the first half of the ranks, swapped on the second half ("phase ^= is_in_second_half").
+// Ops name the logical chunk: F0 = forward of chunk 0, B1 = whole backward of chunk 1, etc.
+enum class Count : unsigned char {
+  kTwiceRest,  // 2(n-h-1)
+  kUpToHere,   // h+1
+  kRest,       // n-h-1
+  kMain,       // m-2n+h+1 (DualPipe: M/2-N+hr+1)
+};
+enum class Op : unsigned char {
+  kF0,
+  kF1,
+  kB1,
+  kB0Split,  // input gradient now, weight gradient deferred (zero bubble)
+  kB1Split,
+  kB0Late,  // phase 6: split from the middle iteration on ("ZB turns on halfway")
+  kB1Late,
+  kW,     // the oldest deferred weight gradient
+  kF0B1,  // overlapped pair; not overlapped in the innermost rank's first main iteration
+  kF1B0,  // overlapped pair
+};
+struct Phase {
+  Count count;
+  std::array<Op, 3> ops;
+  std::size_t size;
+};
+constexpr std::array<Phase, 8> kEightPhases = {{
+    {Count::kTwiceRest, {Op::kF0}, 1},                   // 1: nF0
+    {Count::kUpToHere, {Op::kF0, Op::kF1}, 2},           // 2: nF0F1
+    {Count::kRest, {Op::kB1Split, Op::kW, Op::kF1}, 3},  // 3: nB1W1F1 (zero bubble)
+    {Count::kMain, {Op::kF0B1, Op::kF1B0}, 2},           // 4: main step, nF0B1F1B0
+    {Count::kRest, {Op::kB1, Op::kF1B0}, 2},             // 5: nB1F1B0
+    {Count::kUpToHere, {Op::kB1Late, Op::kB0Late}, 2},   // 6: nB1B0
+    {Count::kRest, {Op::kW, Op::kB0Split}, 2},           // 7: nWB0 (zero bubble)
+    {Count::kUpToHere, {Op::kW}, 1},                     // 8: nW
+}};
+
+// Runs kEightPhases for one rank. `stage` gives the virtual stage of each (actual) chunk;
+// `swap` maps logical chunk c to actual chunk c ^ 1.
+class EightPhases {
  public:
-  DualPipeV(int n, int r, int m) : n_(n), r_(r), m_(m) {}
-  std::vector<Task> order();
+  EightPhases(int n, int h, int m, bool swap, std::array<int, 2> stage)
+      : n_(n), h_(h), m_(m), swap_(swap ? 1 : 0), stage_(stage) {}
+  std::vector<Task> run();
 
  private:
-  [[nodiscard]] int stage(int chunk) const { return chunk == 0 ? r_ : 2 * n_ - 1 - r_; }
-  void f(int chunk, bool paired = false) {
-    out_.push_back({Task::kForward, f_mb_[chunk]++, chunk, stage(chunk), paired});
+  [[nodiscard]] int count(Count c) const;
+  void run_op(Op op, int i);
+  void f(int logical, bool paired = false) {
+    const int c = logical ^ swap_;
+    out_.push_back({Task::kForward, f_mb_[c]++, c, stage_[c], paired});
   }
-  void b(int chunk, bool split = false) {
-    out_.push_back(
-        {split ? Task::kBackwardInput : Task::kBackward, b_mb_[chunk], chunk, stage(chunk), false});
+  void b(int logical, bool split = false) {
+    const int c = logical ^ swap_;
+    out_.push_back({split ? Task::kBackwardInput : Task::kBackward, b_mb_[c], c, stage_[c]});
     if (split) {
-      deferred_.emplace_back(b_mb_[chunk], chunk);
+      deferred_.emplace_back(b_mb_[c], c);
     }
-    ++b_mb_[chunk];
+    ++b_mb_[c];
   }
   void w() {
-    auto [mb, chunk] = deferred_[next_w_++];
-    out_.push_back({Task::kWeight, mb, chunk, stage(chunk), false});
-  }
-  void pair(int f_chunk, int b_chunk) {
-    f(f_chunk, true);
-    b(b_chunk);
+    auto [mb, c] = deferred_[next_w_++];
+    out_.push_back({Task::kWeight, mb, c, stage_[c]});
   }
 
-  int n_, r_, m_;
+  int n_, h_, m_, swap_;
+  std::array<int, 2> stage_;
   std::array<int, 2> f_mb_{0, 0};
   std::array<int, 2> b_mb_{0, 0};
-  std::vector<std::pair<int, int>> deferred_;
+  std::vector<std::pair<int, int>> deferred_;  // (microbatch, chunk), FIFO
   std::size_t next_w_ = 0;
   std::vector<Task> out_;
 };
 
-std::vector<Task> DualPipeV::order() {
-  const int rest = n_ - r_ - 1;
-  for (int i = 0; i < 2 * rest; ++i) {  // 1: F0 warmup
-    f(0);
+int EightPhases::count(Count c) const {
+  switch (c) {
+    case Count::kTwiceRest:
+      return 2 * (n_ - h_ - 1);
+    case Count::kUpToHere:
+      return h_ + 1;
+    case Count::kRest:
+      return n_ - h_ - 1;
+    case Count::kMain:
+      return m_ - 2 * n_ + h_ + 1;
   }
-  for (int i = 0; i <= r_; ++i) {  // 2: F0 F1
-    f(0);
-    f(1);
+  return 0;
+}
+
+// Op `op` of iteration i of its phase.
+void EightPhases::run_op(Op op, int i) {
+  const int half = (h_ + 1) / 2;  // phase 6's middle iteration
+  switch (op) {
+    case Op::kF0:
+      return f(0);
+    case Op::kF1:
+      return f(1);
+    case Op::kB1:
+      return b(1);
+    case Op::kB0Split:
+      return b(0, true);
+    case Op::kB1Split:
+      return b(1, true);
+    case Op::kB0Late:
+      return b(0, i >= half);
+    case Op::kB1Late:
+      return b(1, i > half || (i == half && h_ % 2 == 1));
+    case Op::kW:
+      return w();
+    case Op::kF0B1:
+      f(0, !(i == 0 && h_ == n_ - 1));  // the innermost rank: "we don't overlap" the first
+      return b(1);
+    case Op::kF1B0:
+      f(1, true);
+      return b(0);
   }
-  for (int i = 0; i < rest; ++i) {  // 3: B1 (split) W F1
-    b(1, true);
-    w();
-    f(1);
-  }
-  for (int i = 0; i < m_ - 2 * n_ + r_ + 1; ++i) {  // 4: (F0&B1) (F1&B0)
-    if (i == 0 && r_ == n_ - 1) {  // the last rank's first iteration is not overlapped
-      f(0);
-      b(1);
-    } else {
-      pair(0, 1);
+}
+
+std::vector<Task> EightPhases::run() {
+  for (const Phase& phase : kEightPhases) {
+    for (int i = 0; i < count(phase.count); ++i) {
+      for (std::size_t k = 0; k < phase.size; ++k) {
+        run_op(phase.ops[k], i);
+      }
     }
-    pair(1, 0);
   }
-  for (int i = 0; i < rest; ++i) {  // 5: B1 (F1&B0)
-    b(1);
-    pair(1, 0);
-  }
-  bool zb = false;
-  for (int i = 0; i <= r_; ++i) {  // 6: B1 B0, zero bubble from the middle on
-    zb = zb || (i == (r_ + 1) / 2 && r_ % 2 == 1);
-    b(1, zb);
-    zb = zb || (i == (r_ + 1) / 2 && r_ % 2 == 0);
-    b(0, zb);
-  }
-  for (int i = 0; i < rest; ++i) {  // 7: W B0 (split)
-    w();
-    b(0, true);
-  }
-  while (next_w_ < deferred_.size()) {  // 8: the remaining W
-    w();
+  if (next_w_ != deferred_.size()) {
+    throw base::InternalError(fmt::format("the eight-phase program left {} weight gradients",
+                                          deferred_.size() - next_w_));
   }
   return out_;
+}
+
+// DualPipeV, section 2.8: N ranks, one V of 2N stages, M microbatches.
+std::vector<Task> dualpipev(int n, int r, int m) {
+  return EightPhases(n, r, m, false, {r, 2 * n - 1 - r}).run();
+}
+
+// DualPipe, section 2.7: N ranks, two pipes, M/2 microbatches each; stages as in Placement.
+std::vector<Task> dualpipe(int n, int r, int m) {
+  const int h = std::min(r, n - 1 - r);
+  return EightPhases(n / 2, h, m / 2, r >= n / 2, {r, 2 * n - 1 - r}).run();
 }
 
 int group_size(const ScheduleConfig& cfg, int p) {
@@ -226,6 +293,18 @@ void check_schedule(const ScheduleConfig& cfg, int stages, int microbatches) {
     throw base::InputError(
         fmt::format("DualPipeV needs at least 2*pp = {} microbatches per replica, got {}",
                     2 * stages, microbatches));
+  }
+  if (cfg.kind == ScheduleKind::kDualPipe) {  // section 2.7: N even, M even and >= 2N
+    if (stages % 2 != 0) {
+      throw base::InputError(fmt::format(
+          "DualPipe needs an even pp (its two pipes meet in the middle), got pp={}", stages));
+    }
+    if (microbatches % 2 != 0 || microbatches < 2 * stages) {
+      throw base::InputError(fmt::format(
+          "DualPipe needs an even number of microbatches per replica, at least 2*pp = {} (half "
+          "go down each of its two pipes), got {}",
+          2 * stages, microbatches));
+    }
   }
   if (cfg.kind != ScheduleKind::kInterleaved) {
     return;
@@ -263,39 +342,49 @@ std::vector<Task> stage_order(const ScheduleConfig& cfg, int stages, int stage, 
                          group_size(cfg, stages));
     case ScheduleKind::kZbH1:
       return zb_h1(stages, stage, microbatches);
+    case ScheduleKind::kZbH2:
+      return zb_h2_orders(stages, microbatches)[static_cast<std::size_t>(stage)];
     case ScheduleKind::kDualPipeV:
       check_schedule(cfg, stages, microbatches);
-      return DualPipeV(stages, stage, microbatches).order();
+      return dualpipev(stages, stage, microbatches);
+    case ScheduleKind::kDualPipe:
+      check_schedule(cfg, stages, microbatches);
+      return dualpipe(stages, stage, microbatches);
   }
   return {};
 }
 
 bool splits_backward(ScheduleKind kind) {
-  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kDualPipeV;
+  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 ||
+         kind == ScheduleKind::kDualPipeV || kind == ScheduleKind::kDualPipe;
 }
 
 Placement::Placement(const ScheduleConfig& cfg, int ranks)
-    : v_shape_(cfg.kind == ScheduleKind::kDualPipeV),
+    : shape_(cfg.kind == ScheduleKind::kDualPipeV  ? Shape::kV
+             : cfg.kind == ScheduleKind::kDualPipe ? Shape::kDual
+                                                   : Shape::kFlat),
       ranks_(ranks),
-      chunks_(v_shape_ ? 2 : static_cast<int>(std::max<std::int64_t>(cfg.chunks, 1))),
+      chunks_(shape_ != Shape::kFlat ? 2 : static_cast<int>(std::max<std::int64_t>(cfg.chunks, 1))),
+      pipes_(shape_ == Shape::kDual ? 2 : 1),
       stages_(chunks_ * ranks) {}
 
+// The V and DualPipe place alike (rank r: stages r and 2p-1-r); they differ in the pipes.
 int Placement::stage_of(int rank, int chunk) const {
-  if (v_shape_) {
+  if (shape_ != Shape::kFlat) {
     return chunk == 0 ? rank : 2 * ranks_ - 1 - rank;
   }
   return chunk * ranks_ + rank;
 }
 
 int Placement::rank_of(int stage) const {
-  if (v_shape_) {
+  if (shape_ != Shape::kFlat) {
     return stage < ranks_ ? stage : 2 * ranks_ - 1 - stage;
   }
   return stage % ranks_;
 }
 
 int Placement::chunk_of(int stage) const {
-  if (v_shape_) {
+  if (shape_ != Shape::kFlat) {
     return stage < ranks_ ? 0 : 1;
   }
   return stage / ranks_;

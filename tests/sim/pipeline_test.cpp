@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pipeline schedules with uniform costs reproduce the golden orders, makespans, bubbles and
-// memory peaks of pipeline_schedules.md (sections 2.0 to 2.4 and 2.8). The per-rank orders
+// memory peaks of pipeline_schedules.md (sections 2.0 to 2.5, 2.7 and 2.8). The per-rank orders
 // come from the real generator (synth::schedule::stage_order); the simulator times them, and
 // the order in which each rank's compute nodes actually ran is checked against the golden
 // strings.
@@ -76,7 +76,9 @@ struct Model {
         p(ranks),
         v(cfg.kind == ScheduleKind::kInterleaved ? static_cast<int>(cfg.chunks) : 1),
         with_stage(place.chunks() > 1),
-        stage_letter(cfg.kind == ScheduleKind::kDualPipeV ? 's' : 'c'),
+        stage_letter(cfg.kind == ScheduleKind::kDualPipeV || cfg.kind == ScheduleKind::kDualPipe
+                         ? 's'
+                         : 'c'),
         pairs(how),
         costs(c) {}
 
@@ -116,26 +118,31 @@ OpKey key_of(const Task& t) {
   return {what, t.microbatch, t.stage};
 }
 
-// Section 2.0's dependencies for S virtual stages: F(t,j) <- F(t-1,j); B(t,j) and b(t,j) <-
-// B or b of (t+1,j), or <- F(S-1,j) at the last stage; w(t,j) <- b(t,j).
-std::optional<OpKey> producer_of(const Task& t, int stages) {
+// Section 2.0's dependencies within each pipe of the placement (DualPipe has two, every other
+// schedule one): F(t,j) <- F(prev,j); B(t,j) and b(t,j) <- B or b of (next,j), or <- F(t,j)
+// at the pipe's last stage; w(t,j) <- b(t,j). Microbatches are numbered per pipe and stages
+// are distinct, so (product, microbatch, stage) names one op.
+std::optional<OpKey> producer_of(const Task& t, const Placement& place) {
   switch (t.kind) {
     case Task::kForward:
-      return t.stage > 0 ? std::optional<OpKey>{{kAct, t.microbatch, t.stage - 1}} : std::nullopt;
+      return place.first_of_pipe(t.stage)
+                 ? std::nullopt
+                 : std::optional<OpKey>{{kAct, t.microbatch, place.prev_stage(t.stage)}};
     case Task::kBackward:
     case Task::kBackwardInput:
-      return t.stage == stages - 1 ? OpKey{kAct, t.microbatch, t.stage}
-                                   : OpKey{kGrad, t.microbatch, t.stage + 1};
+      return place.last_of_pipe(t.stage) ? OpKey{kAct, t.microbatch, t.stage}
+                                         : OpKey{kGrad, t.microbatch, place.next_stage(t.stage)};
     case Task::kWeight:
       return OpKey{kGrad, t.microbatch, t.stage};
   }
   return std::nullopt;
 }
 
-// The stage an op's output goes to, if any: F feeds t+1, B and b feed t-1, w feeds nobody.
-std::optional<int> consumer_of(const Task& t, int stages) {
-  const int next = t.kind == Task::kForward ? t.stage + 1 : t.stage - 1;
-  if (t.kind == Task::kWeight || next < 0 || next >= stages) {
+// The stage an op's output goes to, if any: F feeds the next stage of its pipe, B and b the
+// previous one, w feeds nobody.
+std::optional<int> consumer_of(const Task& t, const Placement& place) {
+  const int next = t.kind == Task::kForward ? place.next_stage(t.stage) : place.prev_stage(t.stage);
+  if (t.kind == Task::kWeight || next < 0) {
     return std::nullopt;
   }
   return next;
@@ -188,7 +195,7 @@ std::map<OpKey, Produced> list_schedule(const std::vector<std::vector<Task>>& or
         for (std::size_t i : steps[r][next[r]]) {
           const Task& op = orders[r][i];
           duration += model.cost(op);
-          if (auto prod = producer_of(op, model.stages())) {
+          if (auto prod = producer_of(op, model.place)) {
             auto it = done.find(*prod);
             if (it == done.end()) {
               ready = false;
@@ -247,7 +254,7 @@ RankGraph stage_graph(ExecGraph& g, const Model& model, int r, const std::vector
   using Arrival = std::tuple<SimTime, int, std::size_t>;  // (end, producing rank, its index)
   std::vector<std::pair<Arrival, std::size_t>> incoming;  // (arrival, index in ops)
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    auto prod = producer_of(ops[i], stages);
+    auto prod = producer_of(ops[i], model.place);
     if (prod && model.place.rank_of(std::get<2>(*prod)) != r) {
       auto it = produced.find(*prod);
       incoming.emplace_back(it == produced.end()
@@ -260,7 +267,7 @@ RankGraph stage_graph(ExecGraph& g, const Model& model, int r, const std::vector
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::map<std::size_t, graph::NodeId> recv_of;  // index in ops -> its recv
   for (const auto& [when, i] : incoming) {
-    const OpKey prod = *producer_of(ops[i], stages);
+    const OpKey prod = *producer_of(ops[i], model.place);
     recv_of[i] = rg.add(recv(g, "recv_" + model.label({ops[i]}),
                              model.place.rank_of(std::get<2>(prod)), tag(prod)));
   }
@@ -279,7 +286,7 @@ RankGraph stage_graph(ExecGraph& g, const Model& model, int r, const std::vector
       EXPECT_EQ(model.place.rank_of(op.stage), r) << model.label({op}) << " rank " << r;
       if (auto it = recv_of.find(i); it != recv_of.end()) {
         deps.push_back(it->second);
-      } else if (auto prod = producer_of(op, stages)) {
+      } else if (auto prod = producer_of(op, model.place)) {
         auto same = done.find(*prod);
         if (same == done.end()) {
           ADD_FAILURE() << model.label({op}) << " on rank " << r
@@ -300,7 +307,7 @@ RankGraph stage_graph(ExecGraph& g, const Model& model, int r, const std::vector
     const graph::NodeId n = rg.add(c, deps);
     for (const Task& op : tasks) {
       done[key_of(op)] = n;
-      if (auto consumer = consumer_of(op, stages);
+      if (auto consumer = consumer_of(op, model.place);
           consumer && model.place.rank_of(*consumer) != r) {
         rg.add(
             send(g, "send_" + model.label({op}), model.place.rank_of(*consumer), tag(key_of(op))),
@@ -768,6 +775,176 @@ TEST(Pipeline, DualPipeVPairsAsTwoNodesRunTheSameOrderNoLater) {
     }
     expect_bubble_identity(split.stats, n, split.work_s, costs);
   }
+}
+
+}  // namespace
+}  // namespace tessera::sim
+
+namespace tessera::sim {
+namespace {
+
+// --- Section 2.7: DualPipe (two pipes in opposite directions) ------------------------------
+
+ScheduleConfig dualpipe() {
+  ScheduleConfig cfg;
+  cfg.kind = ScheduleKind::kDualPipe;
+  return cfg;
+}
+
+// Section 2.7 with F&B = F + B (B the full backward b + w): T = M(F+B) + (N/2-1)(F+2B-3W).
+double dualpipe_makespan(int n, int m, double f, double b, double w) {
+  return m * (f + b + w) + (n / 2 - 1) * (f + 2 * (b + w) - 3 * w);
+}
+
+// The point-to-point messages of a run: the zero-byte sends of the graph builder.
+std::size_t sends(const PipelineRun& pr) {
+  std::size_t count = 0;
+  for (std::int32_t r = 0; r < pr.graph.num_ranks; ++r) {
+    for (const graph::Node& n : pr.graph.graph_of(r).nodes) {
+      count += n.kind == graph::NodeKind::kSend ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+TEST(Pipeline, DualPipeMakespansIdleMemoryAndMessagesMatchReference) {
+  struct Case {
+    int n, m;
+    double f, b, w;
+    double expected, idle;  // time units
+  };
+  for (const Case& k : {Case{4, 8, 1, 1, 1, 26, 2}, Case{8, 16, 1, 1, 1, 54, 6},
+                        Case{8, 20, 1, 1, 1, 66, 6}, Case{8, 16, 2, 2, 1, 95, 15}}) {
+    const Costs costs = costs_of(k.f, k.b, k.w);
+    const std::string what = "N=" + std::to_string(k.n) + " M=" + std::to_string(k.m) +
+                             " (F, B, W) = (" + std::to_string(k.f) + ", " + std::to_string(k.b) +
+                             ", " + std::to_string(k.w) + ")";
+    PipelineRun pr = run_pipeline(dualpipe(), k.n, k.m, costs);
+    const RunStats& s = pr.stats;
+    EXPECT_NEAR(s.step_time_s, units(k.expected), 1e-15) << what;
+    EXPECT_NEAR(s.step_time_s, units(dualpipe_makespan(k.n, k.m, k.f, k.b, k.w)), 1e-15) << what;
+    // Two stages per rank (one per pipe), M/2 microbatches each: M(F+B+W) of work per rank.
+    const double per_rank = k.m * (k.f + k.b + k.w);
+    EXPECT_NEAR(pr.work_s, units(k.n * per_rank), 1e-15) << what;
+    ASSERT_EQ(s.ranks.size(), static_cast<std::size_t>(k.n)) << what;
+    for (const RankStats& r : s.ranks) {
+      EXPECT_NEAR(r.compute_s, units(per_rank), 1e-15) << what << " rank " << r.rank;
+      EXPECT_NEAR(r.idle_s, units(k.idle), 1e-15) << what << " rank " << r.rank;
+      // Peak in-flight: N + 1 stage activations on every rank (README "PP+1").
+      EXPECT_EQ(r.peak_memory, k.n + 1) << what << " rank " << r.rank;
+      EXPECT_EQ(executed_order(pr, r.rank),
+                synth::schedule::to_string(pr.orders[static_cast<std::size_t>(r.rank)], true, 's'))
+          << what << " rank " << r.rank;
+    }
+    // 2M(N-1) messages: each pipe sends M/2 activations and M/2 gradients over N-1 links.
+    EXPECT_EQ(sends(pr), static_cast<std::size_t>(2 * k.m * (k.n - 1))) << what;
+    expect_bubble_identity(s, k.n, pr.work_s, costs);
+    expect_equal_idle(s);
+  }
+}
+
+TEST(Pipeline, DualPipeN4M8RunsBothPipesOnEveryRank) {
+  PipelineRun pr = run_pipeline(dualpipe(), 4, 8, costs_of(1, 1, 1));
+  const Placement place(dualpipe(), 4);
+  ASSERT_EQ(place.pipes(), 2);
+  for (int r = 0; r < 4; ++r) {
+    // Rank r: stage r of pipe A (chunk 0) and stage 3-r of pipe B (virtual 7-r, chunk 1),
+    // four microbatches each.
+    std::vector<int> forwards(2, 0);
+    for (const Task& t : pr.orders[static_cast<std::size_t>(r)]) {
+      EXPECT_EQ(t.stage, t.chunk == 0 ? r : 7 - r) << "rank " << r;
+      EXPECT_EQ(place.pipe_of(t.stage), t.chunk) << "rank " << r;
+      forwards[static_cast<std::size_t>(t.chunk)] += t.kind == Task::kForward ? 1 : 0;
+    }
+    EXPECT_EQ(forwards, (std::vector<int>{4, 4})) << "rank " << r;
+  }
+  // Rank 0 starts pipe A, rank 3 starts pipe B: their first forwards need no input.
+  EXPECT_EQ(executed_order(pr, 0).substr(0, 14), "F0s0 F1s0 F2s0");
+  EXPECT_EQ(executed_order(pr, 3).substr(0, 14), "F0s4 F1s4 F2s4");
+}
+
+TEST(Pipeline, DualPipePairsAsTwoNodesRunTheSameOrderNoLater) {
+  for (const auto& [n, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{2, 4}}) {
+    const Costs costs = costs_of(1, 1, 1);
+    PipelineRun split = run_pipeline(dualpipe(), n, m, costs, Pairs::kBackToBack);
+    const std::string what = "N=" + std::to_string(n) + " M=" + std::to_string(m);
+    EXPECT_LE(split.stats.step_time_s, units(dualpipe_makespan(n, m, 1, 1, 1)) + 1e-15) << what;
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(executed_order(split, r),
+                without_pairs(synth::schedule::to_string(split.orders[static_cast<std::size_t>(r)],
+                                                         true, 's')))
+          << what << " rank " << r;
+    }
+    expect_bubble_identity(split.stats, n, split.work_s, costs);
+  }
+}
+
+// --- Section 2.5: ZB-H2 (one iteration, hard barrier) --------------------------------------
+
+// Section 2.5's lower bound: the last stage cannot start before (p-1)F.
+double zb_h2_bound(int p, int m, double f, double b, double w) {
+  return m * (f + b + w) + (p - 1) * f;
+}
+
+// The peak of (forwards run - weight gradients run) along a rank's order.
+int peak_in_flight(const std::vector<Task>& order) {
+  int now = 0;
+  int peak = 0;
+  for (const Task& t : order) {
+    now += t.kind == Task::kForward ? 1 : t.kind == Task::kWeight ? -1 : 0;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+TEST(Pipeline, ZeroBubbleH2ReachesTheSingleIterationBound) {
+  struct Case {
+    int p, m;
+    double f, b, w;
+    double expected;  // time units
+  };
+  // The order comes from the unit-cost greedy; timed with other costs it still meets the
+  // bound in these cases: (1,1,1) -> 27, (1,1,0.5) -> 23, (2,2,1) -> 46 at p=4, m=8 (the
+  // reference greedy's figures, which used the real costs), 55 / 47 / 94 at p=8, m=16, and
+  // (1,2,1) / (1,1,2) -> 35 at p=4, m=8.
+  for (const Case& k :
+       {Case{4, 8, 1, 1, 1, 27}, Case{4, 8, 1, 1, 0.5, 23}, Case{4, 8, 2, 2, 1, 46},
+        Case{4, 8, 1, 2, 1, 35}, Case{4, 8, 1, 1, 2, 35}, Case{8, 16, 1, 1, 1, 55},
+        Case{8, 16, 1, 1, 0.5, 47}, Case{8, 16, 2, 2, 1, 94}, Case{4, 16, 1, 1, 1, 51}}) {
+    const Costs costs = costs_of(k.f, k.b, k.w);
+    const std::string what = "p=" + std::to_string(k.p) + " m=" + std::to_string(k.m) +
+                             " (F, B, W) = (" + std::to_string(k.f) + ", " + std::to_string(k.b) +
+                             ", " + std::to_string(k.w) + ")";
+    PipelineRun pr = run_pipeline(ScheduleKind::kZbH2, k.p, k.m, costs);
+    const RunStats& s = pr.stats;
+    EXPECT_GE(s.step_time_s, units(zb_h2_bound(k.p, k.m, k.f, k.b, k.w)) - 1e-15) << what;
+    EXPECT_NEAR(s.step_time_s, units(k.expected), 1e-15) << what;
+    EXPECT_NEAR(s.step_time_s, units(zb_h2_bound(k.p, k.m, k.f, k.b, k.w)), 1e-15) << what;
+    ASSERT_EQ(s.ranks.size(), static_cast<std::size_t>(k.p)) << what;
+    for (const RankStats& r : s.ranks) {
+      const auto& order = pr.orders[static_cast<std::size_t>(r.rank)];
+      EXPECT_LE(peak_in_flight(order), 2 * k.p - 1) << what << " rank " << r.rank;
+      EXPECT_LE(r.peak_memory, 2 * k.p - 1) << what << " rank " << r.rank;
+      EXPECT_EQ(executed_order(pr, r.rank), synth::schedule::to_string(order))
+          << what << " rank " << r.rank;
+    }
+    expect_bubble_identity(s, k.p, k.m, costs);
+  }
+}
+
+TEST(Pipeline, ZeroBubbleH2BeatsH1AndHoldsTwiceTheActivations) {
+  const Costs costs = costs_of(1, 1, 1);
+  PipelineRun h2 = run_pipeline(ScheduleKind::kZbH2, 4, 8, costs);
+  PipelineRun h1 = run_pipeline(ScheduleKind::kZbH1, 4, 8, costs);
+  // With F = B = W both reach 27 in one iteration with a barrier (the bound); H2's gain only
+  // shows when iterations interlock (section 2.5). It keeps up to 2p-1 = 7 in flight.
+  EXPECT_LE(h2.stats.step_time_s, h1.stats.step_time_s + 1e-15);
+  EXPECT_EQ(peaks(h2.stats), (std::vector<double>{7, 7, 7, 7}));
+  // Fewer microbatches than stages: the bound (12) is out of reach, the greedy takes 13.
+  PipelineRun few = run_pipeline(ScheduleKind::kZbH2, 4, 3, costs);
+  EXPECT_NEAR(few.stats.step_time_s, units(13), 1e-15);
+  EXPECT_GE(few.stats.step_time_s, units(zb_h2_bound(4, 3, 1, 1, 1)));
+  expect_bubble_identity(few.stats, 4, 3, costs);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden per-rank orders of pipeline_schedules.md §2.1-2.2 (p = 4, m = 8).
+// Per-rank orders of pipeline_schedules.md §2.1-2.8 (golden where the reference has them) and
+// the virtual-stage maps of §4.1 (Placement).
 #include <gtest/gtest.h>
 
 #include "sim/base/error.h"
@@ -175,6 +176,171 @@ TEST(Schedule, DualPipeVRunsEveryStageOfEveryMicrobatchOnce) {
     }
   }
   EXPECT_THROW(check_schedule(cfg, 4, 7), base::InputError);  // M < 2N
+}
+
+}  // namespace
+}  // namespace tessera::synth::schedule
+
+namespace tessera::synth::schedule {
+namespace {
+
+ScheduleConfig of(ScheduleKind kind) {
+  ScheduleConfig cfg;
+  cfg.kind = kind;
+  return cfg;
+}
+
+// Section 2.7, N = 4, M = 8: the eight phases with hr = min(r, N-1-r) and, on ranks 2 and 3,
+// the pipes swapped; pipe A is stages s0..s3 (rank r: s r), pipe B s4..s7 (rank r: s 7-r).
+// Rank 0: 1: F0 F1 (pipe A); 2: F2, F0 of pipe B; 3: b0 w0 F1 of B; 4 (one iteration):
+// [F3&B1 of B] [F2 of B & B0]; 5: B2 of B, [F3 of B & B1]; 6: B3 of B, b2; 7: w2 b3; 8: w3.
+// Rank 1 is a middle rank: its first main iteration is not overlapped (F2s1 B0s6).
+TEST(Schedule, DualPipeOrdersForN4M8) {
+  const ScheduleConfig cfg = of(ScheduleKind::kDualPipe);
+  EXPECT_EQ(to_string(stage_order(cfg, 4, 0, 8), true, 's'),
+            "F0s0 F1s0 F2s0 F0s7 b0s7 w0s7 F1s7 [F3s0&B1s7] [F2s7&B0s0] B2s7 [F3s7&B1s0] B3s7 "
+            "b2s0 w2s0 b3s0 w3s0");
+  EXPECT_EQ(to_string(stage_order(cfg, 4, 1, 8), true, 's'),
+            "F0s1 F0s6 F1s1 F1s6 F2s1 B0s6 [F2s6&B0s1] [F3s1&B1s6] [F3s6&B1s1] B2s6 B2s1 b3s6 "
+            "b3s1 w3s6 w3s1");
+}
+
+// Rank N-1-r runs rank r's program with the pipes swapped (the XOR of section 2.7).
+TEST(Schedule, DualPipeSecondHalfMirrorsFirstHalf) {
+  const ScheduleConfig cfg = of(ScheduleKind::kDualPipe);
+  for (auto [n, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 12}, std::pair{8, 16},
+                      std::pair{8, 20}, std::pair{6, 14}}) {
+    const Placement place(cfg, n);
+    for (int r = 0; r < n / 2; ++r) {
+      std::vector<Task> mirrored = stage_order(cfg, n, r, m);
+      for (Task& t : mirrored) {
+        t.chunk = 1 - t.chunk;
+        t.stage = place.stage_of(n - 1 - r, t.chunk);
+      }
+      EXPECT_EQ(stage_order(cfg, n, n - 1 - r, m), mirrored) << "N=" << n << " M=" << m;
+    }
+  }
+}
+
+TEST(Schedule, DualPipeRejectsOddRanksOddOrTooFewMicrobatches) {
+  const ScheduleConfig cfg = of(ScheduleKind::kDualPipe);
+  auto message = [&](int n, int m) {
+    try {
+      check_schedule(cfg, n, m);
+    } catch (const base::InputError& e) {
+      return e.message();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message(3, 12),
+            "DualPipe needs an even pp (its two pipes meet in the middle), got pp=3");
+  EXPECT_EQ(message(4, 6),
+            "DualPipe needs an even number of microbatches per replica, at least 2*pp = 8 (half "
+            "go down each of its two pipes), got 6");
+  EXPECT_NE(message(4, 9), "");
+  EXPECT_NE(message(1, 4), "");
+  EXPECT_EQ(message(4, 8), "");
+  EXPECT_EQ(message(2, 4), "");
+  EXPECT_THROW(stage_order(cfg, 4, 0, 6), base::InputError);
+}
+
+// Section 2.5 (p = 4, m = 8). No canonical ZB-H2 order exists; these are the unit-cost greedy's
+// (B > F > W, at most 2p-1 = 7 in flight), kept as a regression check: rank 0 warms up with
+// 7 forwards, the last rank alternates F and b and leaves its w's for the tail.
+TEST(Schedule, ZeroBubbleH2GreedyOrders) {
+  const char* golden[] = {
+      "F0 F1 F2 F3 F4 F5 F6 b0 w0 b1 F7 b2 w1 b3 w2 b4 w3 b5 w4 b6 w5 w6 b7 w7",
+      "F0 F1 F2 F3 F4 b0 F5 b1 F6 b2 w0 b3 F7 b4 w1 b5 w2 b6 w3 w4 b7 w5 w6 w7",
+      "F0 F1 F2 b0 F3 b1 F4 b2 F5 b3 F6 b4 w0 b5 F7 b6 w1 w2 b7 w3 w4 w5 w6 w7",
+      "F0 b0 F1 b1 F2 b2 F3 b3 F4 b4 F5 b5 F6 b6 w0 F7 b7 w1 w2 w3 w4 w5 w6 w7",
+  };
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(to_string(stage_order(ScheduleKind::kZbH2, 4, r, 8)), golden[r]) << "rank " << r;
+  }
+}
+
+TEST(Schedule, SplitBackwardSchedules) {
+  EXPECT_FALSE(splits_backward(ScheduleKind::kGpipe));
+  EXPECT_FALSE(splits_backward(ScheduleKind::k1F1B));
+  EXPECT_FALSE(splits_backward(ScheduleKind::kInterleaved));
+  EXPECT_TRUE(splits_backward(ScheduleKind::kZbH1));
+  EXPECT_TRUE(splits_backward(ScheduleKind::kZbH2));
+  EXPECT_TRUE(splits_backward(ScheduleKind::kDualPipeV));
+  EXPECT_TRUE(splits_backward(ScheduleKind::kDualPipe));
+}
+
+}  // namespace
+}  // namespace tessera::synth::schedule
+
+namespace tessera::synth::schedule {
+namespace {
+
+// Section 4.1's virtual-stage maps.
+TEST(Placement, FlatAndInterleavedAreOnePipe) {
+  const Placement flat(of(ScheduleKind::k1F1B), 4);
+  EXPECT_EQ(flat.stages(), 4);
+  EXPECT_EQ(flat.pipes(), 1);
+  EXPECT_EQ(flat.stages_per_pipe(), 4);
+  EXPECT_EQ(flat.pipe_microbatches(8), 8);
+  EXPECT_EQ(flat.prev_stage(0), -1);
+  EXPECT_EQ(flat.next_stage(3), -1);
+  EXPECT_EQ(flat.next_stage(1), 2);
+  EXPECT_TRUE(flat.first_of_pipe(0));
+  EXPECT_TRUE(flat.last_of_pipe(3));
+
+  ScheduleConfig cfg = of(ScheduleKind::kInterleaved);
+  cfg.chunks = 2;
+  const Placement inter(cfg, 4);
+  EXPECT_EQ(inter.stages(), 8);
+  EXPECT_EQ(inter.pipes(), 1);
+  EXPECT_EQ(inter.next_stage(3), 4);  // rank 3 chunk 0 -> rank 0 chunk 1
+  EXPECT_EQ(inter.rank_of(4), 0);
+  EXPECT_EQ(inter.chunk_of(4), 1);
+  EXPECT_FALSE(inter.last_of_pipe(3));
+  EXPECT_TRUE(inter.last_of_pipe(7));
+  EXPECT_EQ(inter.stage_in_pipe(7), 7);
+}
+
+TEST(Placement, VShapeIsOnePipeThroughTheLastRankTwice) {
+  const Placement v(of(ScheduleKind::kDualPipeV), 4);
+  EXPECT_EQ(v.stages(), 8);
+  EXPECT_EQ(v.pipes(), 1);
+  EXPECT_EQ(v.next_stage(3), 4);
+  EXPECT_EQ(v.rank_of(3), 3);
+  EXPECT_EQ(v.rank_of(4), 3);
+  EXPECT_EQ(v.rank_of(7), 0);
+  EXPECT_TRUE(v.last_of_pipe(7));
+  EXPECT_FALSE(v.first_of_pipe(4));
+}
+
+TEST(Placement, DualPipeHasTwoPipesInOppositeDirections) {
+  const Placement d(of(ScheduleKind::kDualPipe), 4);
+  EXPECT_EQ(d.stages(), 8);
+  EXPECT_EQ(d.chunks(), 2);
+  EXPECT_EQ(d.pipes(), 2);
+  EXPECT_EQ(d.stages_per_pipe(), 4);
+  EXPECT_EQ(d.pipe_microbatches(8), 4);
+  for (int s = 0; s < 4; ++s) {
+    // Pipe A: stage s on rank s; pipe B: its stage s is virtual stage 4+s on rank 3-s.
+    EXPECT_EQ(d.pipe_of(s), 0);
+    EXPECT_EQ(d.rank_of(s), s);
+    EXPECT_EQ(d.chunk_of(s), 0);
+    EXPECT_EQ(d.pipe_of(4 + s), 1);
+    EXPECT_EQ(d.rank_of(4 + s), 3 - s);
+    EXPECT_EQ(d.chunk_of(4 + s), 1);
+    EXPECT_EQ(d.stage_in_pipe(4 + s), s);
+    EXPECT_EQ(d.stage_of(3 - s, 1), 4 + s);
+    EXPECT_EQ(d.stage_of(s, 0), s);
+  }
+  EXPECT_EQ(d.next_stage(3), -1);  // pipe A ends on rank 3 ...
+  EXPECT_EQ(d.prev_stage(4), -1);  // ... where pipe B starts
+  EXPECT_EQ(d.next_stage(4), 5);
+  EXPECT_EQ(d.prev_stage(7), 6);
+  EXPECT_TRUE(d.first_of_pipe(0));
+  EXPECT_TRUE(d.first_of_pipe(4));
+  EXPECT_TRUE(d.last_of_pipe(3));
+  EXPECT_TRUE(d.last_of_pipe(7));
+  EXPECT_FALSE(d.last_of_pipe(4));
 }
 
 }  // namespace
