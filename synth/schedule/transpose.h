@@ -22,7 +22,13 @@ namespace tessera::synth::schedule {
 // kMin: hyper-parallel's "min": owner(j) = j for j < NT; rank 0 owns the overflow [NT, m) and
 //   runs each of those inline, right before its first-stage forward of that microbatch.
 // kGreedy: the paper's min-max against each rank's warmup slack (mpipe_transpose.md,
-//   "ByMicrobatch greedy"); every owned forward runs in the owner's prefix.
+//   "ByMicrobatch greedy"); every owned forward runs in the owner's prefix. Ties go toward the
+//   larger slack left for the microbatch (its deadline minus its finish), then the lower rank,
+//   so uniform E with m <= p gives owner(j) = j.
+// mpipe_transpose.md's [SIM] column "transpose(rr)" (44 for p=4, m=8, E=4) is kRoundRobin with
+// transpose(..., inline_overflow = true): rank 0 runs its overflow inline, as hyper-parallel's
+// construct_exec_order places only microbatch `rank` in a prefix; with every owned forward in
+// the prefixes (inline_overflow = false) the same case takes 41.
 enum class OwnerMap : unsigned char { kRoundRobin, kMin, kGreedy };
 
 // How a trained encoder gets its gradients (mpipe_transpose.md, "Backward footprint").
@@ -60,13 +66,17 @@ struct Step {
     kFeatureRecv,       // rank 0: the features of `microbatch` from rank `peer`
     kInputSend,         // centralized recompute: the encoder input to rank `peer` (0)
     kInputRecv,         // rank 0: the encoder input of `microbatch` from rank `peer`
-    kEncoderRecompute,  // rank 0, centralized recompute: encoder forward + backward again
-    kEncoderBackward,   // the encoder backward of `microbatch` on its owner (owner-backward,
-                        // or rank 0 for a microbatch it owns under any trained mode)
+    kEncoderRecompute,  // rank 0, centralized recompute: encoder forward + backward again, for
+                        // every microbatch whose forward ran detached in a prefix (rank 0's
+                        // own prefix microbatch included, as hyper-parallel's TRANSPOSE_BWD)
+    kEncoderBackward,   // the encoder backward of `microbatch` on its owner's retained graph:
+                        // owner-backward (rank 0's microbatches included), or rank 0's inline
+                        // forwards (inline_overflow) under centralized recompute
     kGradSend,          // owner-backward, rank 0: dL/dfeatures of `microbatch` to `peer`
     kGradRecv,          // owner-backward, owner: dL/dfeatures of `microbatch` from `peer` (0)
     kGradAllReduce,     // owner-backward: the encoder gradients summed over the pipeline
-                        // group, once per step after the rank's last encoder backward
+                        // group, once per step: the last step of every rank (a rank
+                        // owning nothing joins too), so after its last encoder backward
   } kind = kBody;
   Task task;            // kBody only
   int microbatch = -1;  // encoder steps
@@ -93,11 +103,13 @@ struct SpillPrediction {
 SpillPrediction predict_spill(const std::vector<std::vector<Step>>& plan,
                               const TransposeCosts& costs);
 
-// "E0 E4 >0:0 >0:4 F0 F1 B0 ..." : body tasks as to_string prints them; encoder steps as
+// "E0 E4 >0:0 >0:4 F0 F1 B0 ..." : body tasks as to_string prints them (with the virtual
+// stage when `with_stage`); encoder steps as
 // E<mb> (forward), R<mb> (recompute), X<mb> (encoder backward), P (broadcast), A (gradient
 // all-reduce), >peer:mb / <peer:mb (feature send/recv), i>peer:mb / i<peer:mb (inputs),
 // g>peer:mb / g<peer:mb (gradients).
-std::string to_string(const std::vector<Step>& order);
+std::string to_string(const std::vector<Step>& order, bool with_stage = false,
+                      char stage_letter = 'c');
 
 // The body order again: every encoder step removed.
 std::vector<Task> strip_encoder(const std::vector<Step>& order);
