@@ -75,7 +75,8 @@ struct Step {
     kGradSend,          // owner-backward, rank 0: dL/dfeatures of `microbatch` to `peer`
     kGradRecv,          // owner-backward, owner: dL/dfeatures of `microbatch` from `peer` (0)
     kGradAllReduce,     // owner-backward: the encoder gradients summed over the pipeline
-                        // group, once per step after the rank's last encoder backward
+                        // group, once per step: the last step of every rank (a rank
+                        // owning nothing joins too), so after its last encoder backward
   } kind = kBody;
   Task task;            // kBody only
   int microbatch = -1;  // encoder steps
