@@ -56,9 +56,11 @@ struct Context {
   std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
   std::vector<std::int32_t> embed_group_of;  // rank -> tied-embedding group (first+last stage)
+  std::vector<std::int32_t> mirror_group_of;  // DualPipe: rank -> {r, N-1-r}, the two copies
   std::vector<std::uint32_t> p2p_names;      // send act, recv act, send grad, recv grad
   std::uint32_t optimizer_name = 0;
-  std::vector<std::uint32_t> bucket_names;  // grad bucket, param gather, embedding grads
+  // grad bucket, param gather, embedding grads, DualPipe mirror grads
+  std::vector<std::uint32_t> bucket_names;
   // The encoder region (multimodal models).
   const parallel::EncoderPrograms* enc = nullptr;
   std::size_t enc_names = 0;  // name tables: patch, projector, then one per encoder layer
@@ -606,6 +608,25 @@ void StageBuilder::gradient_reduction(double params) {
   }
   flush();
   embedding_reduction(buckets);
+  // DualPipe: ranks r and N-1-r hold the same two stages (one per direction); their gradients
+  // are summed before the step (DeepSeek-V3 section 3.2.1: two copies of the parameters).
+  std::int32_t mirror = c_.mirror_group_of[static_cast<std::size_t>(rank_)];
+  if (mirror >= 0) {
+    std::vector<NodeId> wgrads;
+    for (const GradBlock& gb : grads) {
+      wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
+    }
+    Node n;
+    n.kind = graph::NodeKind::kCollective;
+    n.coll = graph::CollType::kAllReduce;
+    n.stream = graph::Stream::kDP;
+    n.group = mirror;
+    n.bytes = params * 4.0;
+    n.dtype = base::DType::kFP32;
+    n.phase = graph::Phase::kBackward;
+    n.name = c_.bucket_names[3];
+    buckets.push_back(g_.add(n, wgrads));
+  }
   if (enc_allreduce_ != kNone) {
     buckets.push_back(enc_allreduce_);
   }
@@ -808,6 +829,22 @@ void make_groups(ExecGraph& g, Context& c) {
       g.groups.push_back(std::move(grp));
     }
   }
+  c.mirror_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  const std::int64_t pp = mesh.axis_size(Axis::kPP);
+  if (c.s.schedule.kind == ScheduleKind::kDualPipe && pp > 1) {
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      std::int64_t st = mesh.coord(r)[Axis::kPP];
+      if (st >= pp / 2) {
+        continue;
+      }
+      auto mirror = mesh.neighbour(r, Axis::kPP, pp - 1 - 2 * st);
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      g.groups.push_back(
+          {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
+      c.mirror_group_of[static_cast<std::size_t>(r)] = id;
+      c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
+    }
+  }
   c.embed_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
   if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
     return;
@@ -925,7 +962,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   parallel::Mesh mesh(s.parallel);
   ExecGraph g;
   g.num_ranks = static_cast<std::int32_t>(mesh.size());
-  Context c{s, progs, mesh, {}, {}, {}, {}, 0, {}, nullptr, 0, {}, {}, {}};
+  Context c{s, progs, mesh, {}, {}, {}, {}, {}, 0, {}, nullptr, 0, {}, {}, {}};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
@@ -935,7 +972,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
                  g.intern("pp.send_grad"), g.intern("pp.recv_grad")};
   c.optimizer_name = g.intern("optimizer.adam");
   c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather"),
-                    g.intern("pp.embedding_grad_allreduce")};
+                    g.intern("pp.embedding_grad_allreduce"), g.intern("pp.mirror_grad_allreduce")};
   make_groups(g, c);
   std::optional<parallel::EncoderPrograms> enc;
   if (s.encoder.present) {

@@ -37,8 +37,12 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::kGpipe;
   } else if (name == "zb-h1") {
     cfg.kind = synth::ScheduleKind::kZbH1;
+  } else if (name == "zb-h2") {
+    cfg.kind = synth::ScheduleKind::kZbH2;
   } else if (name == "dualpipev") {
     cfg.kind = synth::ScheduleKind::kDualPipeV;
+  } else if (name == "dualpipe") {
+    cfg.kind = synth::ScheduleKind::kDualPipe;
   } else if (name == "transpose") {  // Mpipe over a 1F1B body; "transpose:greedy", ":min"
     cfg.encoder = synth::EncoderPlacement::kTranspose;
     std::string mode = spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
@@ -71,8 +75,9 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     }
   } else {
     throw base::InputError(
-        fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, dualpipev or "
-                    "interleaved[:chunks]",
+        fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, zb-h2, "
+                    "dualpipev, dualpipe, interleaved[:chunks], transpose[:round_robin|min|greedy] "
+                    "or encoder-stages[:k]",
                     spec));
   }
   return cfg;

@@ -59,11 +59,11 @@ const std::array<Preset, 10>& presets() {
       Preset{"llama2-7b", llama(32, 4096, 32, 32, 11008, 32000)},
       Preset{"llama2-70b", llama(80, 8192, 64, 8, 28672, 32000)},
       Preset{"llama3-8b", llama(32, 4096, 32, 8, 14336, 128256)},
+      Preset{"llama3-70b", llama(80, 8192, 64, 8, 28672, 128256)},
+      Preset{"llama3-405b", llama(126, 16384, 128, 8, 53248, 128256)},
       // Qwen2-7B (Yang et al. 2024, Table 1): Llama-style, 152k vocabulary; its QKV biases
       // (3584 + 2 x 512 parameters a layer) are left out.
       Preset{"qwen2-7b", llama(28, 3584, 28, 4, 18944, 152064)},
-      Preset{"llama3-70b", llama(80, 8192, 64, 8, 28672, 128256)},
-      Preset{"llama3-405b", llama(126, 16384, 128, 8, 53248, 128256)},
   };
   return kPresets;
 }
