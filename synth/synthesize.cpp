@@ -97,8 +97,15 @@ class StageBuilder {
                      NodeId ext_fwd, NodeId ext_bwd, std::size_t slot, std::size_t wslot);
   // The encoder (multimodal models): its forward over one microbatch's images, `saved` for a
   // backward later, gated on `gate`; returns the node that delivers the features.
-  NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate);
-  void encoder_backward(std::int32_t mb, NodeId feature_grad);
+  // Blocks [begin, end) of the chain (0: patch embedding, 1..L: layers, L+1: projector) run,
+  // from `input` (kNone: the data); returns the node that delivers their output.
+  NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin = 0,
+                         std::size_t end = SIZE_MAX, NodeId input = kNone);
+  // Their backward from `grad`; returns the node that delivers the gradient of their input.
+  NodeId encoder_backward(std::int32_t mb, NodeId grad, std::size_t begin = 0,
+                          std::size_t end = SIZE_MAX);
+  void encoder_stage_forward(std::int32_t mb, std::int32_t vs);
+  void encoder_stage_backward(std::int32_t mb, std::int32_t vs);
   [[nodiscard]] std::size_t enc_slot(std::int32_t mb, std::size_t group, std::size_t k) const {
     return enc_slot_base_ + enc_offset_[static_cast<std::size_t>(mb)] +
            group * (static_cast<std::size_t>(c_.enc->layers()) + 2) + k;
@@ -113,6 +120,7 @@ class StageBuilder {
   void run_transposed();
   void run_body_task(const schedule::Task& t);
   [[nodiscard]] bool holds_encoder_grads() const;
+  [[nodiscard]] bool holds_encoder() const;
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction(double params);
@@ -146,6 +154,11 @@ class StageBuilder {
   NodeId enc_gate_ = kNone;               // the parameter broadcast encoder forwards wait for
   NodeId enc_allreduce_ = kNone;          // owner-backward: the gradient all-reduce
   bool inline_encoder_ = false;           // inline: the encoder runs inside stage 0's tasks
+  std::int32_t enc_stages_ = 0;           // encoder as pipeline stages: how many
+  std::int32_t llm_first_ = 0;            // the virtual stage holding the LLM's embedding
+  std::size_t enc_begin_ = 0;             // this rank's encoder blocks [begin, end)
+  std::size_t enc_end_ = 0;
+  double enc_params_ = 0.0;               // this rank's encoder parameters
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
@@ -226,11 +239,21 @@ std::int64_t StageBuilder::rank_of_stage(std::int32_t vstage) const {
 
 void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   const std::int32_t vs = place_->stage_of(stage_, chunk);
+  if (vs < enc_stages_) {
+    encoder_stage_forward(mb, vs);
+    return;
+  }
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId prev = kNone;
   const std::int32_t before = place_->prev_stage(vs);
-  if (before >= 0) {
+  if (vs == llm_first_ && enc_stages_ > 0) {  // the features from the last encoder stage
+    if (!c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+      features_[static_cast<std::size_t>(mb)] =
+          p2p(graph::NodeKind::kRecv, rank_of_stage(before), tag(mb, vs, false),
+              c_.enc->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
+    }
+  } else if (before >= 0) {
     std::int64_t src = rank_of_stage(before);
     prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(before))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
@@ -238,7 +261,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   const auto m = static_cast<std::size_t>(mb);
-  if (vs == 0 && inline_encoder_) {  // the encoder feeds pipe 0's first stage
+  if (vs == llm_first_ && inline_encoder_) {  // the encoder feeds pipe 0's first stage
     features_[m] = encoder_forward(mb, c_.s.encoder.trainable, kNone);
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -250,7 +273,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     if (blocks[k].prog->fwd_out >= 0) {
       prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
     }
-    if (vs == 0 && k == 0 && c_.enc != nullptr && features_[m] != kNone) {
+    if (vs == llm_first_ && k == 0 && c_.enc != nullptr && features_[m] != kNone) {
       // The image features take their places in the embedded sequence.
       prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0,
                     c_.enc->feature_bytes(mb));
@@ -268,6 +291,10 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
 // (a zero-bubble "b"; the weight-gradient part then runs in weight()).
 void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind) {
   const std::int32_t vs = place_->stage_of(stage_, chunk);
+  if (vs < enc_stages_) {
+    encoder_stage_backward(mb, vs);
+    return;
+  }
   const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId grad = kNone;
@@ -293,16 +320,22 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     }
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
-  if (vs == 0 && c_.enc != nullptr && c_.s.encoder.trainable && features_[mb] != kNone) {
+  if (vs == llm_first_ && c_.enc != nullptr && c_.s.encoder.trainable &&
+      features_[static_cast<std::size_t>(mb)] != kNone) {
     // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
     feature_grad_[static_cast<std::size_t>(mb)] =
         marker(c_.enc_misc_names[9], mb, {grad}, c_.enc->feature_bytes(mb), 0);
     if (inline_encoder_) {
       encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
     }
+    if (enc_stages_ > 0) {
+      p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
+          c_.enc->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
+          c_.enc_misc_names[6], mb);
+    }
   }
   const std::int32_t before = place_->prev_stage(vs);
-  if (before >= 0 && rank_of_stage(before) != rank_) {
+  if (before >= 0 && before >= enc_stages_ && rank_of_stage(before) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(before), tag(mb, before, true), layer.in_grad_bytes,
         grad, c_.p2p_names[2], mb);
   }
@@ -371,23 +404,24 @@ NodeId StageBuilder::encoder_collective(graph::CollType type, std::int32_t group
   return g_.add(n, deps);
 }
 
-NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate) {
+NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin,
+                                     std::size_t end, NodeId input) {
   const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
   if (groups.empty()) {
     return kNone;
   }
+  end = std::min(end, static_cast<std::size_t>(c_.enc->layers()) + 2);
   auto m = static_cast<std::size_t>(mb);
   enc_saved_[m] = saved ? 1 : 0;
   NodeId keep_gate = enc_gate_;
   if (gate != kNone) {
     enc_gate_ = gate;
   }
-  const std::size_t blocks = static_cast<std::size_t>(c_.enc->layers()) + 2;
   std::vector<NodeId> outs;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const parallel::EncoderProgram& p = c_.enc->get(groups[gi], saved);
-    NodeId prev = kNone;
-    for (std::size_t k = 0; k < blocks; ++k) {
+    NodeId prev = input;
+    for (std::size_t k = begin; k < end; ++k) {
       StageBlock b = enc_block(p, k);
       std::size_t sl = enc_slot(mb, gi, k);
       fwd_input_[sl] = prev;
@@ -401,13 +435,15 @@ NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate) {
   return outs.size() == 1 ? outs[0] : marker(c_.enc_misc_names[1], mb, outs, 0, 0);
 }
 
-void StageBuilder::encoder_backward(std::int32_t mb, NodeId feature_grad) {
+NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size_t begin,
+                                      std::size_t end) {
   const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
-  const std::size_t blocks = static_cast<std::size_t>(c_.enc->layers()) + 2;
+  end = std::min(end, static_cast<std::size_t>(c_.enc->layers()) + 2);
+  std::vector<NodeId> outs;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const parallel::EncoderProgram& p = c_.enc->get(groups[gi], true);
-    NodeId grad = feature_grad;
-    for (std::size_t k = blocks; k-- > 0;) {
+    NodeId grad = grad_in;
+    for (std::size_t k = end; k-- > begin;) {
       StageBlock b = enc_block(p, k);
       std::size_t sl = enc_slot(mb, gi, k);
       grad_input_[sl] = grad;
@@ -418,6 +454,41 @@ void StageBuilder::encoder_backward(std::int32_t mb, NodeId feature_grad) {
         grad = base + static_cast<NodeId>(b.prog->bwd_out - b.prog->n_fwd);
       }
     }
+    outs.push_back(grad);
+  }
+  if (outs.empty() || begin == 0) {  // the patch embedding passes no gradient on
+    return kNone;
+  }
+  return outs.size() == 1 ? outs[0] : marker(c_.enc_misc_names[1], mb, outs, 0, 0);
+}
+
+// The encoder as its own pipeline stage(s): this rank's blocks of every image group, one
+// message per microbatch between stages (all groups' activations together).
+void StageBuilder::encoder_stage_forward(std::int32_t mb, std::int32_t vs) {
+  if (c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+    return;
+  }
+  NodeId input = kNone;
+  if (vs > 0) {
+    input = p2p(graph::NodeKind::kRecv, rank_of_stage(vs - 1), tag(mb, vs, false),
+                c_.enc->boundary_bytes(mb, enc_begin_), kNone, c_.p2p_names[1], mb);
+  }
+  NodeId out = encoder_forward(mb, c_.s.encoder.trainable, kNone, enc_begin_, enc_end_, input);
+  p2p(graph::NodeKind::kSend, rank_of_stage(vs + 1), tag(mb, vs + 1, false),
+      c_.enc->boundary_bytes(mb, enc_end_), out,
+      vs + 1 == enc_stages_ ? c_.enc_misc_names[2] : c_.p2p_names[0], mb);
+}
+
+void StageBuilder::encoder_stage_backward(std::int32_t mb, std::int32_t vs) {
+  if (!c_.s.encoder.trainable || c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+    return;  // a frozen encoder stage has no backward
+  }
+  NodeId grad = p2p(graph::NodeKind::kRecv, rank_of_stage(vs + 1), tag(mb, vs, true),
+                    c_.enc->boundary_bytes(mb, enc_end_), kNone, c_.p2p_names[3], mb);
+  NodeId out = encoder_backward(mb, grad, enc_begin_, enc_end_);
+  if (vs > 0) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
+        c_.enc->boundary_bytes(mb, enc_begin_), out, c_.p2p_names[2], mb);
   }
 }
 
@@ -548,7 +619,7 @@ void StageBuilder::gradient_reduction(double params) {
   if (holds_encoder_grads() && s.schedule.encoder_backward != EncoderBackward::kOwner) {
     const parallel::EncoderProgram& rep = c_.enc->representative();
     auto layers = static_cast<std::size_t>(c_.enc->layers());
-    for (std::size_t k = 0; k < layers + 2; ++k) {
+    for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
       const BlockProgram& p = rep.block(k, layers);
       const auto& last = last_bwd_node_[total_blocks_ + k];
       GradBlock gb{p.params, {}};
@@ -684,19 +755,39 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
 
 // The i-th stage of a pipe of n stages holds layers [i*L/n, (i+1)*L/n); a pipe's first stage
 // also holds the embedding, its last one the head and loss (DualPipe: each pipe a full copy).
+//
+// With the encoder as its own first k stages, the encoder's L+2 blocks are cut as evenly as
+// they go over stages [0, k) and the LLM's layers over the other p-k (Megatron's uneven
+// split: the remainder to the first stages).
 void StageBuilder::place_blocks() {
   const Scenario& s = c_.s;
   place_.emplace(s.schedule, stages_);
   vstages_ = place_->stages();
-  auto per_stage = static_cast<std::int32_t>(s.model.layers / place_->stages_per_pipe());
+  if (c_.enc != nullptr && s.schedule.encoder == EncoderPlacement::kStages) {
+    enc_stages_ = static_cast<std::int32_t>(s.schedule.encoder_stages);
+    llm_first_ = enc_stages_;
+  }
+  auto cut = [](std::int64_t n, std::int64_t parts, std::int64_t i) {
+    return i * (n / parts) + std::min(i, n % parts);
+  };
+  const std::int64_t llm_stages = place_->stages_per_pipe() - enc_stages_;
   for (std::int32_t c = 0; c < place_->chunks(); ++c) {
     std::int32_t vs = place_->stage_of(stage_, c);
-    std::int32_t slice = place_->stage_in_pipe(vs);
     std::vector<StageBlock> blocks;
-    if (place_->first_of_pipe(vs)) {
+    if (vs < enc_stages_) {
+      auto chain = static_cast<std::int64_t>(c_.enc->layers()) + 2;
+      enc_begin_ = static_cast<std::size_t>(cut(chain, enc_stages_, vs));
+      enc_end_ = static_cast<std::size_t>(cut(chain, enc_stages_, vs + 1));
+      offset_.push_back(total_blocks_);
+      chunks_.push_back({});
+      continue;
+    }
+    std::int64_t slice = place_->stage_in_pipe(vs) - enc_stages_;
+    if (place_->first_of_pipe(vs) || slice == 0) {
       blocks.push_back({&c_.progs.embed, -1, 0});
     }
-    for (std::int32_t l = slice * per_stage; l < (slice + 1) * per_stage; ++l) {
+    for (auto l = static_cast<std::int32_t>(cut(s.model.layers, llm_stages, slice));
+         l < cut(s.model.layers, llm_stages, slice + 1); ++l) {
       blocks.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
     }
     if (place_->last_of_pipe(vs)) {
@@ -752,17 +843,27 @@ RankGraph StageBuilder::build() {
       run_body_task(t);
     }
   }
+  if (c_.enc != nullptr) {
+    if (enc_stages_ == 0) {
+      enc_begin_ = 0;
+      enc_end_ = static_cast<std::size_t>(c_.enc->layers()) + 2;
+    }
+    const parallel::EncoderProgram& rep = c_.enc->representative();
+    for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
+      enc_params_ += rep.block(k, static_cast<std::size_t>(c_.enc->layers())).params;
+    }
+  }
   if (holds_encoder_grads()) {
-    params += c_.enc->params();
+    params += enc_params_;
   }
   gradient_reduction(params);
   double bytes_per_param =
       s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
-  if (c_.enc != nullptr && !holds_encoder_grads() && (transposed || stage_ == 0)) {
+  if (holds_encoder() && !holds_encoder_grads()) {
     // Encoder weights without gradients or optimizer state (frozen, or a replica).
     g_.static_memory +=
-        static_cast<std::int64_t>(c_.enc->params() * base::dtype_bytes(s.training.precision));
+        static_cast<std::int64_t>(enc_params_ * base::dtype_bytes(s.training.precision));
   }
   g_.stage = stage_;
   return std::move(g_);
@@ -783,17 +884,34 @@ void StageBuilder::run_body_task(const schedule::Task& t) {
   }
 }
 
-// Whether this rank keeps gradients and optimizer state of the encoder: the rank that runs
-// it inline, the first stage under centralized recompute, every rank under owner-backward.
-bool StageBuilder::holds_encoder_grads() const {
-  if (c_.enc == nullptr || !c_.s.encoder.trainable) {
+// Whether this rank holds encoder weights: the first stage (inline), every rank (transpose),
+// the encoder's own stages.
+bool StageBuilder::holds_encoder() const {
+  if (c_.enc == nullptr) {
     return false;
   }
-  if (c_.s.schedule.encoder == EncoderPlacement::kTranspose &&
-      c_.s.schedule.encoder_backward == EncoderBackward::kOwner) {
-    return true;
+  switch (c_.s.schedule.encoder) {
+    case EncoderPlacement::kInline:
+      return stage_ == 0;
+    case EncoderPlacement::kTranspose:
+      return true;
+    case EncoderPlacement::kStages:
+      return stage_ < enc_stages_;
   }
-  return stage_ == 0;
+  return false;
+}
+
+// Whether this rank keeps gradients and optimizer state of the encoder: the ranks that run
+// it inline or as stages, the first stage under centralized recompute, every rank under
+// owner-backward.
+bool StageBuilder::holds_encoder_grads() const {
+  if (!holds_encoder() || !c_.s.encoder.trainable) {
+    return false;
+  }
+  if (c_.s.schedule.encoder == EncoderPlacement::kTranspose) {
+    return c_.s.schedule.encoder_backward == EncoderBackward::kOwner || stage_ == 0;
+  }
+  return true;
 }
 
 std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,

@@ -80,6 +80,18 @@ std::int64_t EncoderPrograms::feature_bytes(std::int32_t mb) const {
       feature_bytes_ * static_cast<double>(mix_[static_cast<std::size_t>(mb)].patches() / merge_));
 }
 
+std::int64_t EncoderPrograms::boundary_bytes(std::int32_t mb, std::size_t k) const {
+  auto layers = static_cast<std::size_t>(layers_);
+  if (k >= layers + 2) {
+    return feature_bytes(mb);
+  }
+  std::int64_t sum = 0;
+  for (const auto& g : mix_[static_cast<std::size_t>(mb)].groups) {
+    sum += get(g, false).block(k - 1, layers).out_bytes;
+  }
+  return sum;
+}
+
 double EncoderPrograms::model_flops(std::int32_t mb) const {
   double sum = 0.0;
   for (const auto& g : mix_[static_cast<std::size_t>(mb)].groups) {

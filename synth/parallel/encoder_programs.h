@@ -38,6 +38,9 @@ class EncoderPrograms {
   // Bytes of one microbatch's encoder input (pixels) and output (features) on one rank.
   [[nodiscard]] std::int64_t input_bytes(std::int32_t mb) const;
   [[nodiscard]] std::int64_t feature_bytes(std::int32_t mb) const;
+  // Bytes flowing into chain block k (1..L+1: the previous block's output, summed over the
+  // microbatch's image groups; L+2: the features).
+  [[nodiscard]] std::int64_t boundary_bytes(std::int32_t mb, std::size_t k) const;
   // Per microbatch, per rank: model FLOPs (forward, plus backward when trained) and forward
   // FLOPs only.
   [[nodiscard]] double model_flops(std::int32_t mb) const;
