@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake
   libyaml-cpp-dev libboost-graph-dev libtbb-dev libprotobuf-dev protobuf-compiler
-  libfmt-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 missing=()

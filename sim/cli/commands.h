@@ -40,7 +40,25 @@ struct SimulateArgs {
   std::string out;
 };
 
+struct ValidateArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::vector<std::string> measured;  // Kineto traces, one per rank
+  std::string format = "text";        // text | json
+};
+
+struct ReplayArgs {
+  std::string measured;  // one Kineto trace
+  std::string hardware = "a100-sxm-80gb";
+  std::string topology = "single-node";
+  int iteration = -1;  // -1: the second iteration (the first when there is one)
+  bool all = false;    // every iteration
+  std::string out;
+};
+
 int run(const RunArgs& a);
+int validate(const ValidateArgs& a);
+int replay(const ReplayArgs& a);
 int synth_chakra(const SynthArgs& a);
 int inspect(const std::string& path);
 int simulate_chakra(const SimulateArgs& a);

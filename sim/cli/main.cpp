@@ -96,7 +96,27 @@ int dispatch(int argc, char** argv) {
   auto* synth_cmd = app.add_subcommand("synth", "write every rank's graph as Chakra traces");
   auto* inspect_cmd = app.add_subcommand("inspect", "summarize one Chakra .et file");
   auto* sim_cmd = app.add_subcommand("simulate", "simulate Chakra traces on a Tessera cluster");
+  auto* validate_cmd =
+      app.add_subcommand("validate", "compare a scenario's simulation with measured Kineto traces");
+  auto* replay_cmd =
+      app.add_subcommand("replay", "simulate one measured iteration of a Kineto trace");
   app.add_subcommand("list", "list hardware profiles, topology presets and model presets");
+  ValidateArgs va;
+  validate_cmd->add_option("scenario", va.scenario, "scenario YAML file")->required();
+  validate_cmd->add_option("--set", va.sets, "override a scenario key (repeatable)");
+  validate_cmd->add_option("--measured", va.measured, "Kineto traces (.json or .json.gz)")
+      ->required();
+  validate_cmd->add_option("--format", va.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  ReplayArgs ra;
+  replay_cmd->add_option("--measured", ra.measured, "a Kineto trace (.json or .json.gz)")
+      ->required();
+  replay_cmd->add_option("--hardware", ra.hardware, "hardware profile name or path");
+  replay_cmd->add_option("--topology", ra.topology, "topology preset name");
+  replay_cmd->add_option("--iteration", ra.iteration,
+                         "iteration index (default: the second, or the only one)");
+  replay_cmd->add_flag("--all", ra.all, "replay every iteration");
+  replay_cmd->add_option("--out", ra.out, "write summary.json, ranks.csv and timeline.json here");
   SynthArgs sy;
   synth_cmd->add_option("scenario", sy.scenario, "scenario YAML file")->required();
   synth_cmd->add_option("--set", sy.sets, "override a scenario key: key.path=value (repeatable)");
@@ -161,6 +181,12 @@ int dispatch(int argc, char** argv) {
   }
   if (sim_cmd->parsed()) {
     return simulate_chakra(sa);
+  }
+  if (validate_cmd->parsed()) {
+    return validate(va);
+  }
+  if (replay_cmd->parsed()) {
+    return replay(ra);
   }
   return list();
 }

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera replay --measured FILE`: rebuilds one measured iteration of a PyTorch profiler
+// (Kineto) trace as an execution graph, simulates it, and prints the replayed against the
+// measured iteration time.
+#include "sim/cli/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/base/error.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/pipeline.h"
+#include "sim/simulation.h"
+#include "synth/graph/kineto/iterations.h"
+#include "synth/graph/kineto/kineto_reader.h"
+#include "synth/graph/kineto/replay_graph.h"
+#include "topology/cluster.h"
+
+namespace tessera::cli {
+
+namespace kineto = graph::kineto;
+
+ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::IterationSet& set,
+                              std::size_t iteration, const std::string& hardware,
+                              const std::string& topology, bool timeline) {
+  kineto::ReplayGraph rg = kineto::build_replay(t, set, iteration);
+  hw::Profile profile = hw::load_profile(hardware);
+  topology::TopologySpec spec = topology::load_topology_preset(topology, {});
+  topology::Cluster cluster(spec, profile, rg.graph.num_ranks);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+  opt.record_timeline = true;  // the GPU's end comes from the spans
+  (void)timeline;
+  ReplayResult r;
+  r.stats = rg.stats;
+  r.measured_s = static_cast<double>(rg.measured_ns) * 1e-9;
+  r.run = sim::simulate(rg.graph, cluster, profile, opt);
+  r.replayed_s = r.run.step_time_s;
+  const auto& it = set.iterations.at(iteration);
+  r.measured_gpu_end_s = static_cast<double>(it.gpu_end_ns - it.begin_ns) * 1e-9;
+  for (const sim::Span& sp : r.run.spans) {
+    if (sp.stream != kineto::kHostStream) {
+      r.replayed_gpu_end_s = std::max(r.replayed_gpu_end_s, base::to_seconds(sp.end));
+    }
+  }
+  r.graph = std::move(rg.graph);
+  r.hardware = profile.name;
+  return r;
+}
+
+int replay(const ReplayArgs& a) {
+  kineto::KinetoTrace t = kineto::read_kineto(a.measured);
+  kineto::IterationSet set = kineto::find_iterations(t);
+  std::vector<std::size_t> which;
+  if (a.all) {
+    for (std::size_t i = 0; i < set.iterations.size(); ++i) {
+      which.push_back(i);
+    }
+  } else if (a.iteration >= 0) {
+    which.push_back(static_cast<std::size_t>(a.iteration));
+  } else {
+    which.push_back(set.iterations.size() >= 2 ? 1 : 0);  // the first is often a warm-up
+  }
+  fmt::print("{}: {} GPU activities, {}; rank {} of {}{}\n", a.measured, t.gpu.size(), set.note,
+             t.dist.rank, t.dist.world_size,
+             t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
+  for (std::size_t i : which) {
+    ReplayResult r = replay_iteration(t, set, i, a.hardware, a.topology, !a.out.empty());
+    const auto& it = set.iterations.at(i);
+    double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
+    double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
+    fmt::print(
+        "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
+        "at {} measured, {} replayed ({:+.2f} %)\n",
+        i, it.step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
+        base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
+        gpu_err);
+    const auto& s = r.stats;
+    fmt::print(
+        "    {} GPU nodes ({} NCCL collectives at measured durations) on {} CUDA streams; "
+        "{} host threads, {} launches, {} synchronize waits, {} inferred cross-stream waits, "
+        "{} streams busy from the previous iteration, {} activities without a launch record\n",
+        s.gpu_nodes, s.collectives, s.cuda_streams, s.host_threads, s.launches, s.sync_waits,
+        s.inferred_waits, s.carried_streams, s.unlaunched);
+    if (!a.out.empty()) {
+      Outcome o;
+      o.label.scenario = a.measured;
+      o.label.model = "Kineto trace replay";
+      o.label.hardware = r.hardware;
+      o.label.topology = a.topology;
+      o.label.parallelism = "1 rank (measured)";
+      o.label.schedule = "as recorded";
+      o.label.devices = 1;
+      o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
+      o.stats = std::move(r.run);
+      o.graph = std::move(r.graph);
+      write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
+    }
+  }
+  if (t.dist.world_size > 1) {
+    fmt::print(
+        "  the other {} ranks are not in the file: NCCL kernels keep their measured durations, "
+        "which include waiting for them\n",
+        t.dist.world_size - 1);
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/graph/kineto/kineto_reader.h"
+
+#include <algorithm>
+
+#include "sim/base/error.h"
+#include "synth/graph/kineto/byte_source.h"
+#include "synth/graph/kineto/chunk_iterator.h"
+#include "synth/graph/kineto/kineto_sax.h"
+
+namespace tessera::graph::kineto {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& message,
+                       const std::string& hint = "") {
+  throw base::InputError(base::SourceLoc{path}, message, hint);
+}
+
+std::vector<std::int32_t> int_list(const nlohmann::json& j) {
+  std::vector<std::int32_t> out;
+  if (j.is_array()) {
+    for (const auto& v : j) {
+      if (v.is_number_integer()) {
+        out.push_back(v.get<std::int32_t>());
+      }
+    }
+  }
+  return out;
+}
+
+template <typename T>
+T get_or(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object()) {
+    return fallback;
+  }
+  auto it = j.find(key);
+  if (it == j.end()) {
+    return fallback;
+  }
+  if constexpr (std::is_same_v<T, std::string>) {
+    return it->is_string() ? it->template get<std::string>() : fallback;
+  } else {
+    return it->is_number() ? it->template get<T>() : fallback;
+  }
+}
+
+void read_distributed(const nlohmann::json& d, DistributedInfo& out) {
+  out.backend = get_or<std::string>(d, "backend", "");
+  out.rank = get_or<std::int32_t>(d, "rank", -1);
+  out.world_size = get_or<std::int32_t>(d, "world_size", -1);
+  out.nccl_version = get_or<std::string>(d, "nccl_version", "");
+  if (d.is_object() && d.contains("pg_config") && d["pg_config"].is_array()) {
+    for (const auto& pg : d["pg_config"]) {
+      ProcessGroup g;
+      g.name = get_or<std::string>(pg, "pg_name", "");
+      g.desc = get_or<std::string>(pg, "pg_desc", "");
+      g.size = get_or<std::int32_t>(pg, "pg_size", -1);
+      if (pg.is_object() && pg.contains("ranks")) {
+        g.ranks = int_list(pg["ranks"]);
+      }
+      out.groups.push_back(std::move(g));
+    }
+  }
+}
+
+}  // namespace
+
+KinetoTrace read_kineto(const std::string& path) {
+  KinetoTrace t;
+  t.path = path;
+  ByteSource source(path);
+  ChunkIterator::State state;
+  state.source = &source;
+  KinetoSax sax(t);
+  nlohmann::json::sax_parse(ChunkIterator(&state), ChunkIterator(), &sax);
+  t.json_bytes = source.bytes_out();
+  if (!sax.saw_trace_events()) {
+    fail(path, "not a Chrome trace: the JSON has no traceEvents array",
+         "expected a trace written by torch.profiler (Kineto)");
+  }
+  if (t.gpu.empty()) {
+    fail(path, "the trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events)",
+         "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+  }
+  read_distributed(sax.distributed_info(), t.dist);
+  const auto& devs = sax.device_properties();
+  if (devs.is_array() && !devs.empty()) {
+    t.device_name = get_or<std::string>(devs[0], "name", "");
+    t.device_memory = get_or<std::int64_t>(devs[0], "totalGlobalMem", -1);
+  }
+  std::sort(t.steps.begin(), t.steps.end(),
+            [](const StepAnnotation& a, const StepAnnotation& b) { return a.ts_ns < b.ts_ns; });
+  return t;
+}
+
+}  // namespace tessera::graph::kineto

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Replaying every iteration of the shipped traces reproduces the measured iteration time
+// (annotation start to the end of CPU step and GPU work) and the GPU's end within 1 %.
+// Figures at the time of writing: the 2-rank trace replays within 0.01 %, the 8-rank within
+// 0.35 %, the 16-rank within 0.5 % (its cross-stream waits are inferred from timing).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "hwprofiles/hw_profile.h"
+#include "sim/simulation.h"
+#include "synth/graph/kineto/kineto_reader.h"
+#include "synth/graph/kineto/replay_graph.h"
+#include "tests/kineto/kineto_oracle.h"
+#include "topology/cluster.h"
+
+namespace tessera::graph::kineto {
+namespace {
+
+constexpr double kTolerance = 0.01;
+
+class Replay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Replay, ReproducesMeasuredIterations) {
+  KinetoTrace t = read_kineto(kineto_test::testdata(GetParam()));
+  IterationSet set = find_iterations(t);
+  hw::Profile profile = hw::load_profile("a100-sxm-80gb");
+  topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile, 1);
+  ASSERT_FALSE(set.iterations.empty());
+  for (std::size_t i = 0; i < set.iterations.size(); ++i) {
+    ReplayGraph rg = build_replay(t, set, i);
+    EXPECT_EQ(rg.stats.gpu_nodes, set.iterations[i].activities.size());
+    sim::SimOptions opt;
+    opt.share_rank_classes = false;
+    opt.record_timeline = true;
+    sim::RunStats r = sim::simulate(rg.graph, cluster, profile, opt);
+    double measured = static_cast<double>(rg.measured_ns) * 1e-9;
+    EXPECT_NEAR(r.step_time_s, measured, kTolerance * measured) << "iteration " << i;
+    double gpu_end = 0.0;
+    for (const sim::Span& s : r.spans) {
+      if (s.stream != kHostStream) {
+        gpu_end = std::max(gpu_end, base::to_seconds(s.end));
+      }
+    }
+    const Iteration& it = set.iterations[i];
+    double measured_gpu = static_cast<double>(it.gpu_end_ns - it.begin_ns) * 1e-9;
+    EXPECT_NEAR(gpu_end, measured_gpu, kTolerance * measured_gpu) << "iteration " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kineto, Replay, ::testing::ValuesIn(kineto_test::trace_names()),
+                         [](const auto& p) {
+                           std::string n = p.param.substr(0, p.param.find('.'));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(ReplayErrors, IterationOutOfRange) {
+  KinetoTrace t = read_kineto(kineto_test::testdata("a100-2rank-ddp-rank0.json.gz"));
+  IterationSet set = find_iterations(t);
+  EXPECT_THROW(build_replay(t, set, 3), base::InputError);
+}
+
+}  // namespace
+}  // namespace tessera::graph::kineto
