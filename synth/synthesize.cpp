@@ -980,6 +980,39 @@ void make_groups(ExecGraph& g, Context& c) {
   }
 }
 
+// The transposed plan of every pipeline rank. The greedy owner map's costs are FLOPs
+// (hardware-independent): the encoder forward per microbatch, one LLM stage's forward and
+// backward.
+std::vector<std::vector<schedule::Step>> plan_transpose(const Scenario& s,
+                                                        const StepPrograms& progs,
+                                                        const parallel::EncoderPrograms& enc) {
+  auto p = static_cast<int>(s.parallel.pp);
+  auto m = static_cast<int>(s.microbatches());
+  schedule::TransposeCosts costs;
+  for (int j = 0; j < m; ++j) {
+    costs.encoder_forward.push_back(enc.forward_flops(j));
+  }
+  double fwd = 0.0;
+  for (std::int32_t i = 0; i < progs.layer.n_fwd; ++i) {
+    fwd += progs.layer.ops[static_cast<std::size_t>(i)].model_flops;
+  }
+  costs.stage_forward = fwd * static_cast<double>(s.model.layers) / p;
+  costs.stage_backward = 2.0 * costs.stage_forward;
+  auto mode = s.schedule.owners == OwnerMode::kMin      ? schedule::OwnerMap::kMin
+              : s.schedule.owners == OwnerMode::kGreedy ? schedule::OwnerMap::kGreedy
+                                                        : schedule::OwnerMap::kRoundRobin;
+  auto training = !s.encoder.trainable ? schedule::EncoderTraining::kFrozen
+                  : s.schedule.encoder_backward == EncoderBackward::kOwner
+                      ? schedule::EncoderTraining::kOwnerBackward
+                      : schedule::EncoderTraining::kCentralRecompute;
+  std::vector<std::vector<schedule::Task>> body;
+  for (int r = 0; r < p; ++r) {
+    body.push_back(schedule::stage_order(s.schedule, p, r, m));
+  }
+  return schedule::transpose(body, schedule::owner_map(mode, p, m, costs), training,
+                             mode == schedule::OwnerMap::kMin);
+}
+
 // Names, groups and (for transpose) the per-rank plans of the encoder region.
 void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& enc) {
   const Scenario& s = c.s;
@@ -1017,36 +1050,9 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
       g.groups.push_back(std::move(grp));
     }
   }
-  if (s.schedule.encoder != EncoderPlacement::kTranspose) {
-    return;
+  if (s.schedule.encoder == EncoderPlacement::kTranspose) {
+    c.transpose = plan_transpose(s, c.progs, enc);
   }
-  // The cost model's inputs in FLOPs (hardware-independent): encoder forward per microbatch,
-  // one LLM stage's forward and backward.
-  auto p = static_cast<int>(s.parallel.pp);
-  auto m = static_cast<int>(s.microbatches());
-  schedule::TransposeCosts costs;
-  for (int j = 0; j < m; ++j) {
-    costs.encoder_forward.push_back(enc.forward_flops(j));
-  }
-  double fwd = 0.0;
-  for (std::int32_t i = 0; i < c.progs.layer.n_fwd; ++i) {
-    fwd += c.progs.layer.ops[static_cast<std::size_t>(i)].model_flops;
-  }
-  costs.stage_forward = fwd * static_cast<double>(s.model.layers) / p;
-  costs.stage_backward = 2.0 * costs.stage_forward;
-  auto mode = s.schedule.owners == OwnerMode::kMin      ? schedule::OwnerMap::kMin
-              : s.schedule.owners == OwnerMode::kGreedy ? schedule::OwnerMap::kGreedy
-                                                        : schedule::OwnerMap::kRoundRobin;
-  auto training = !s.encoder.trainable ? schedule::EncoderTraining::kFrozen
-                  : s.schedule.encoder_backward == EncoderBackward::kOwner
-                      ? schedule::EncoderTraining::kOwnerBackward
-                      : schedule::EncoderTraining::kCentralRecompute;
-  std::vector<std::vector<schedule::Task>> body;
-  for (int r = 0; r < p; ++r) {
-    body.push_back(schedule::stage_order(s.schedule, p, r, m));
-  }
-  c.transpose = schedule::transpose(body, schedule::owner_map(mode, p, m, costs), training,
-                                    mode == schedule::OwnerMap::kMin);
 }
 
 }  // namespace
@@ -1150,6 +1156,14 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
       "matrix FLOPs (2 per multiply-add), attention scores and context without causal halving, "
       "backward = 2x forward (Narayanan/Korthikanti); hardware FLOPs add recomputation";
   return g;
+}
+
+std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s) {
+  if (!s.encoder.present || s.schedule.encoder != EncoderPlacement::kTranspose) {
+    return {};
+  }
+  parallel::EncoderPrograms enc(s);
+  return plan_transpose(s, build_programs(s), enc);
 }
 
 }  // namespace tessera::synth

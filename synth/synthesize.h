@@ -6,6 +6,7 @@
 #include "synth/models/transformer.h"
 #include "synth/parallel/block_program.h"
 #include "synth/scenario/scenario.h"
+#include "synth/schedule/transpose.h"
 
 namespace tessera::synth {
 
@@ -24,6 +25,9 @@ struct StepPrograms {
 StepPrograms build_programs(const Scenario& s);
 
 graph::ExecGraph synthesize(const Scenario& s, const SynthOptions& options = {});
+
+// The per-pipeline-rank plans of a transposed encoder (empty for other placements).
+std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s);
 
 // Megatron's default data-parallel gradient bucket: max(40M, 1M x dp) parameters.
 double grad_bucket_params(const Scenario& s);

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -86,8 +87,19 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
 // Why `cfg` cannot run this scenario, or "".
 std::string unsupported(const synth::Scenario& s, const synth::ScheduleConfig& cfg) {
   synth::schedule::Placement place(cfg, static_cast<int>(s.parallel.pp));
-  if (s.model.layers % place.stages() != 0) {
-    return fmt::format("its {} pipeline stages do not divide {} layers", place.stages(),
+  if (cfg.encoder != synth::EncoderPlacement::kInline && !s.encoder.present) {
+    return "the scenario has no encoder to place";
+  }
+  if (cfg.encoder == synth::EncoderPlacement::kStages) {
+    bool flat = cfg.kind == synth::ScheduleKind::kGpipe || cfg.kind == synth::ScheduleKind::k1F1B ||
+                cfg.kind == synth::ScheduleKind::kZbH1;
+    if (!flat || cfg.encoder_stages < 1 || cfg.encoder_stages >= s.parallel.pp ||
+        s.encoder.layers < cfg.encoder_stages) {
+      return fmt::format("the encoder cannot take {} of {} pipeline stages here",
+                         cfg.encoder_stages, s.parallel.pp);
+    }
+  } else if (s.model.layers % place.stages_per_pipe() != 0) {
+    return fmt::format("its {} pipeline stages do not divide {} layers", place.stages_per_pipe(),
                        s.model.layers);
   }
   try {
@@ -109,6 +121,29 @@ struct Row {
   double peak_hbm = 0.0;
   bool oom = false;
   double speedup = 0.0;
+  // Multimodal scenarios: step time minus the same LLM's without an encoder, under the same
+  // body schedule on the same devices (< 0: never; the column is absent without an encoder).
+  double exposed_encoder_s = -1.0;
+};
+
+// The step time of the scenario's LLM alone under `cfg`'s body schedule, memoized by the
+// body's label: the reference the "exposed encoder" column subtracts.
+class LlmOnly {
+ public:
+  double step_s(const synth::Scenario& s) {
+    synth::Scenario llm = s;
+    llm.encoder = synth::EncoderConfig{};
+    llm.schedule.encoder = synth::EncoderPlacement::kInline;
+    std::string key = synth::schedule_label(llm.schedule);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      it = cache_.emplace(key, simulate_scenario(llm, true, false).stats.step_time_s).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, double> cache_;
 };
 
 void measure(const Outcome& o, Row& row) {
@@ -138,9 +173,13 @@ std::string file_safe(std::string s) {
 // The columns after the schedule: step time, MFU, bubble, exposed comm, peak HBM, speedup vs
 // `first` ("n/a" when that cannot run).
 std::string figures(const Row& r, const Row& first) {
-  return fmt::format("{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}% {:>13} {:>8}{}",
+  return fmt::format("{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}%{} {:>13} {:>8}{}",
                      base::format_seconds(r.step_s), 100.0 * r.mfu, 100.0 * r.bubble,
-                     100.0 * r.exposed_comm, base::format_bytes(r.peak_hbm),
+                     100.0 * r.exposed_comm,
+                     r.exposed_encoder_s < 0.0
+                         ? ""
+                         : fmt::format(" {:>12}", base::format_seconds(r.exposed_encoder_s)),
+                     base::format_bytes(r.peak_hbm),
                      first.skipped.empty() ? fmt::format("{:.3f}x", r.speedup) : "n/a",
                      r.oom ? "  out of memory" : "");
 }
@@ -148,32 +187,45 @@ std::string figures(const Row& r, const Row& first) {
 void print_table(const synth::Scenario& s, const std::vector<Row>& rows) {
   fmt::print("{}: {} schedules on {} devices ({}, {} microbatches per replica)\n", s.name,
              rows.size(), s.cluster.devices, parallelism_label(s), s.microbatches());
-  fmt::print("  {:<18} {:>11} {:>7} {:>8} {:>14} {:>13} {:>8}\n", "schedule", "step time", "MFU",
-             "bubble", "exposed comm", "peak HBM", "speedup");
+  std::size_t w = 18;
+  for (const Row& r : rows) {
+    w = std::max(w, r.schedule.size());
+  }
+  bool enc = s.encoder.present;
+  fmt::print("  {:<{}} {:>11} {:>7} {:>8} {:>14}{} {:>13} {:>8}\n", "schedule", w, "step time",
+             "MFU", "bubble", "exposed comm", enc ? fmt::format(" {:>12}", "exposed enc") : "",
+             "peak HBM", "speedup");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
-      fmt::print("  {:<18} cannot run: {}\n", r.schedule, r.skipped);
+      fmt::print("  {:<{}} cannot run: {}\n", r.schedule, w, r.skipped);
       continue;
     }
-    fmt::print("  {:<18} {}\n", r.schedule, figures(r, rows[0]));
+    fmt::print("  {:<{}} {}\n", r.schedule, w, figures(r, rows[0]));
+  }
+  if (enc) {
+    fmt::print("  (exposed enc: step time minus the LLM's alone under the same body schedule)\n");
   }
 }
 
 void write_tables(const std::string& dir, const std::vector<Row>& rows) {
   std::filesystem::create_directories(dir);
   std::ofstream csv(dir + "/compare.csv");
-  csv << "schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,peak_hbm_bytes,"
-         "out_of_memory,speedup,skipped\n";
+  csv << "schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,exposed_encoder_s,"
+         "peak_hbm_bytes,out_of_memory,speedup,skipped\n";
   nlohmann::json js = nlohmann::json::array();
   for (const Row& r : rows) {
-    csv << fmt::format("\"{}\",{:.9g},{:.6g},{:.6g},{:.6g},{:.0f},{},{:.6g},\"{}\"\n", r.schedule,
-                       r.step_s, r.mfu, r.bubble, r.exposed_comm, r.peak_hbm, r.oom ? 1 : 0,
-                       r.speedup, r.skipped);
+    csv << fmt::format("\"{}\",{:.9g},{:.6g},{:.6g},{:.6g},{},{:.0f},{},{:.6g},\"{}\"\n",
+                       r.schedule, r.step_s, r.mfu, r.bubble, r.exposed_comm,
+                       r.exposed_encoder_s < 0.0 ? "" : fmt::format("{:.9g}", r.exposed_encoder_s),
+                       r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped);
     js.push_back({{"schedule", r.schedule},
                   {"step_time_s", r.step_s},
                   {"mfu", r.mfu},
                   {"bubble_fraction", r.bubble},
                   {"exposed_comm_fraction", r.exposed_comm},
+                  {"exposed_encoder_s", r.exposed_encoder_s < 0.0
+                                            ? nlohmann::json(nullptr)
+                                            : nlohmann::json(r.exposed_encoder_s)},
                   {"peak_hbm_bytes", r.peak_hbm},
                   {"speedup", r.speedup},
                   {"skipped", r.skipped}});
@@ -390,6 +442,9 @@ void write_sweep_tables(const std::string& dir, const std::string& name, const S
                       {"mfu", r.mfu},
                       {"bubble_fraction", r.bubble},
                       {"exposed_comm_fraction", r.exposed_comm},
+                      {"exposed_encoder_s", r.exposed_encoder_s < 0.0
+                                                ? nlohmann::json(nullptr)
+                                                : nlohmann::json(r.exposed_encoder_s)},
                       {"peak_hbm_bytes", r.peak_hbm},
                       {"out_of_memory", r.oom},
                       {"speedup", r.speedup},
@@ -490,6 +545,7 @@ int compare_sweep(const CompareArgs& a) {
   std::optional<base::InputError> first_error;
   std::string name;
   bool any_valid = false;
+  LlmOnly llm_only;
   for (SweepPoint& p : points) {
     std::vector<std::string> overrides = a.sets;
     overrides.push_back(fmt::format("{}={}", sw.key, p.value));
@@ -516,6 +572,9 @@ int compare_sweep(const CompareArgs& a) {
         try {
           Outcome o = simulate_scenario(s, true, false);
           measure(o, row);
+          if (s.encoder.present) {
+            row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
+          }
           if (!a.out.empty()) {
             std::string suffix = fmt::format("-{}-{}", p.file_part, file_safe(specs[i]));
             std::filesystem::create_directories(a.out);
@@ -553,6 +612,7 @@ int compare(const CompareArgs& a) {
   }
   synth::Scenario base_scenario = synth::load_scenario(a.scenario, a.sets);
   std::vector<Row> rows;
+  LlmOnly llm_only;
   std::stringstream list(a.schedules);
   for (std::string spec; std::getline(list, spec, ',');) {
     synth::Scenario s = base_scenario;
@@ -563,6 +623,9 @@ int compare(const CompareArgs& a) {
     if (row.skipped.empty()) {
       Outcome o = simulate_scenario(s, true, !a.out.empty());
       measure(o, row);
+      if (s.encoder.present) {
+        row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
+      }
       if (!a.out.empty()) {
         write_reports(a.out, o, "-" + file_safe(spec));
       }

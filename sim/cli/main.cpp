@@ -6,12 +6,14 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "hwprofiles/hw_profile.h"
 #include "sim/base/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/pipeline.h"
+#include "sim/cli/spill.h"
 #include "synth/scenario/model_presets.h"
 #include "topology/cluster.h"
 
@@ -40,12 +42,18 @@ void print_perf(const Outcome& o, double total_s) {
 int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
-  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty());
+  bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
+  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
+  SpillAnalysis spill = transposed ? analyze_spill(s, o) : SpillAnalysis{};
   if (!a.quiet) {
     sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
+    print_spill(std::cout, spill);
   }
   if (!a.out.empty()) {
     write_reports(a.out, o);
+    if (transposed) {
+      std::ofstream(a.out + "/transpose.json") << spill_json(spill).dump(2) << "\n";
+    }
     if (!a.quiet) {
       fmt::print("  wrote {}/summary.json, ranks.csv, timeline.json\n", a.out);
     }
