@@ -121,7 +121,7 @@ void Lowering::add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_f
     VTensor s = storage(version(t, after_forward));
     auto idx = static_cast<std::int32_t>(ops_.size());
     consumers_[s].push_back(idx);
-    std::int32_t dep = -1;
+    std::int32_t dep = 0;
     if (std::find(b_.inputs.begin(), b_.inputs.end(), s.t) != b_.inputs.end()) {
       dep = kFwdInput;
     } else if (std::find(b_.backward.grad_inputs.begin(), b_.backward.grad_inputs.end(), s.t) !=
@@ -132,9 +132,13 @@ void Lowering::add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_f
       if (dep < 0) {
         dep = producer_index(s);
       }
-    }
-    if (dep == -1 && x.producer < 0) {
-      continue;  // data (token ids), produced by no node
+      if (dep < 0) {  // no op of the block produces it (-1 is not kFwdInput here)
+        if (x.producer < 0) {
+          continue;  // data (token ids, pixels), produced by no node
+        }
+        throw base::InternalError(
+            fmt::format("{}: no lowered producer for tensor '{}'", b_.name, x.name));
+      }
     }
     if (std::find(p.deps.begin(), p.deps.end(), dep) == p.deps.end()) {
       p.deps.push_back(dep);
