@@ -44,15 +44,26 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::kDualPipeV;
   } else if (name == "dualpipe") {
     cfg.kind = synth::ScheduleKind::kDualPipe;
-  } else if (name == "transpose") {  // Mpipe over a 1F1B body; "transpose:greedy", ":min"
+  } else if (name == "transpose") {  // Mpipe: "transpose[:round_robin|min|greedy][:recompute|owner]"
     cfg.encoder = synth::EncoderPlacement::kTranspose;
-    std::string mode = spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
-    cfg.owners = mode == "min"      ? synth::OwnerMode::kMin
-                 : mode == "greedy" ? synth::OwnerMode::kGreedy
-                                    : synth::OwnerMode::kRoundRobin;
-    if (!mode.empty() && mode != "min" && mode != "greedy" && mode != "round_robin") {
-      throw base::InputError(fmt::format(
-          "--schedules: unknown owner map in '{}'; expected round_robin, min or greedy", spec));
+    std::stringstream parts(spec.substr(name.size()));
+    for (std::string part; std::getline(parts, part, ':');) {
+      if (part.empty()) {
+        continue;
+      }
+      if (part == "round_robin" || part == "min" || part == "greedy") {
+        cfg.owners = part == "min"      ? synth::OwnerMode::kMin
+                     : part == "greedy" ? synth::OwnerMode::kGreedy
+                                        : synth::OwnerMode::kRoundRobin;
+      } else if (part == "recompute" || part == "owner") {
+        cfg.encoder_backward =
+            part == "owner" ? synth::EncoderBackward::kOwner : synth::EncoderBackward::kRecompute;
+      } else {
+        throw base::InputError(
+            fmt::format("--schedules: '{}' in '{}' is neither an owner map (round_robin, min, "
+                        "greedy) nor an encoder backward (recompute, owner)",
+                        part, spec));
+      }
     }
   } else if (name == "encoder-stages") {  // the encoder as its own first pipeline stage(s)
     cfg.encoder = synth::EncoderPlacement::kStages;

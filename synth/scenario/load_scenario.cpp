@@ -683,7 +683,8 @@ std::string schedule_label(const ScheduleConfig& cfg) {
       return fmt::format("{} + encoder stage{} ({})", body, cfg.encoder_stages > 1 ? "s" : "",
                          cfg.encoder_stages);
     case EncoderPlacement::kTranspose:
-      return fmt::format("transpose ({}, {})", owner_mode_name(cfg.owners), body);
+      return fmt::format("transpose ({}{}, {})", owner_mode_name(cfg.owners),
+                         cfg.encoder_backward == EncoderBackward::kOwner ? ", owner bwd" : "", body);
   }
   return body;
 }
