@@ -53,6 +53,7 @@ struct Context {
   const Scenario& s;
   const StepPrograms& progs;
   const parallel::Mesh& mesh;
+  std::int64_t ranks;  // the mesh's, plus the encoder's own devices (kSeparate)
   std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
   std::vector<std::int32_t> embed_group_of;  // rank -> tied-embedding group (first+last stage)
@@ -62,8 +63,10 @@ struct Context {
   // grad bucket, param gather, embedding grads, DualPipe mirror grads
   std::vector<std::uint32_t> bucket_names;
   // The encoder region (multimodal models).
-  const parallel::EncoderPrograms* enc = nullptr;
+  const parallel::EncoderPrograms* enc = nullptr;         // as the LLM's ranks run it
+  const parallel::EncoderPrograms* enc_device = nullptr;  // on the encoder's own devices
   std::size_t enc_names = 0;  // name tables: patch, projector, then one per encoder layer
+  std::size_t enc_device_names = 0;  // the same for the programs of the encoder's own devices
   // merge, join, feature send/recv, input send/recv, grad send/recv, broadcast, all-reduce,
   // feature grad, input release
   std::vector<std::uint32_t> enc_misc_names;
@@ -76,7 +79,8 @@ constexpr std::int64_t kEncoderTag = std::int64_t{1} << 40;
 
 class StageBuilder {
  public:
-  StageBuilder(const Context& c, std::int64_t rank) : c_(c), rank_(rank) {}
+  StageBuilder(const Context& c, std::int64_t rank)
+      : c_(c), rank_(rank), enc_(rank < c.mesh.size() ? c.enc : c.enc_device) {}
   RankGraph build();
 
  private:
@@ -99,16 +103,21 @@ class StageBuilder {
   // backward later, gated on `gate`; returns the node that delivers the features.
   // Blocks [begin, end) of the chain (0: patch embedding, 1..L: layers, L+1: projector) run,
   // from `input` (kNone: the data); returns the node that delivers their output.
+  // `slot`: the slot set the run uses (default: the microbatch's own).
   NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin = 0,
-                         std::size_t end = SIZE_MAX, NodeId input = kNone);
+                         std::size_t end = SIZE_MAX, NodeId input = kNone,
+                         std::int32_t slot = -1);
   // Their backward from `grad`; returns the node that delivers the gradient of their input.
   NodeId encoder_backward(std::int32_t mb, NodeId grad, std::size_t begin = 0,
-                          std::size_t end = SIZE_MAX);
+                          std::size_t end = SIZE_MAX, std::int32_t slot = -1);
+  // The encoder's own devices (kSeparate): the replicas' microbatches assigned to this one.
+  RankGraph build_encoder_device();
+  [[nodiscard]] std::int64_t encoder_device_of(std::int64_t replica, std::int32_t mb) const;
   void encoder_stage_forward(std::int32_t mb, std::int32_t vs);
   void encoder_stage_backward(std::int32_t mb, std::int32_t vs);
   [[nodiscard]] std::size_t enc_slot(std::int32_t mb, std::size_t group, std::size_t k) const {
     return enc_slot_base_ + enc_offset_[static_cast<std::size_t>(mb)] +
-           group * (static_cast<std::size_t>(c_.enc->layers()) + 2) + k;
+           group * (static_cast<std::size_t>(enc_->layers()) + 2) + k;
   }
   [[nodiscard]] StageBlock enc_block(const parallel::EncoderProgram& p, std::size_t k) const;
   NodeId marker(std::uint32_t name, std::int32_t mb, const std::vector<NodeId>& deps,
@@ -128,6 +137,7 @@ class StageBuilder {
 
   const Context& c_;
   std::int64_t rank_;
+  const parallel::EncoderPrograms* enc_;  // the encoder programs this rank runs
   RankGraph g_;
   std::vector<std::vector<StageBlock>> chunks_;  // per model chunk: its blocks
   std::vector<StageBlock> blocks_;               // all chunks' blocks, chunk by chunk
@@ -248,10 +258,10 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   NodeId prev = kNone;
   const std::int32_t before = place_->prev_stage(vs);
   if (vs == llm_first_ && enc_stages_ > 0) {  // the features from the last encoder stage
-    if (!c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+    if (!enc_->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
       features_[static_cast<std::size_t>(mb)] =
           p2p(graph::NodeKind::kRecv, rank_of_stage(before), tag(mb, vs, false),
-              c_.enc->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
+              enc_->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
     }
   } else if (before >= 0) {
     std::int64_t src = rank_of_stage(before);
@@ -264,6 +274,12 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   if (vs == llm_first_ && inline_encoder_) {  // the encoder feeds pipe 0's first stage
     features_[m] = encoder_forward(mb, c_.s.encoder.trainable, kNone);
   }
+  if (vs == llm_first_ && c_.s.encoder_devices() > 0 && !enc_->mix()[m].groups.empty()) {
+    features_[m] = p2p(graph::NodeKind::kRecv,
+                       encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
+                       kEncoderTag + mb * 6, enc_->feature_bytes(mb), kNone,
+                       c_.enc_misc_names[3], mb);
+  }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
     fwd_input_[sl] = prev;
@@ -273,10 +289,10 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     if (blocks[k].prog->fwd_out >= 0) {
       prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
     }
-    if (vs == llm_first_ && k == 0 && c_.enc != nullptr && features_[m] != kNone) {
+    if (vs == llm_first_ && k == 0 && enc_ != nullptr && features_[m] != kNone) {
       // The image features take their places in the embedded sequence.
       prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0,
-                    c_.enc->feature_bytes(mb));
+                    enc_->feature_bytes(mb));
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
@@ -320,18 +336,23 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     }
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
-  if (vs == llm_first_ && c_.enc != nullptr && c_.s.encoder.trainable &&
+  if (vs == llm_first_ && enc_ != nullptr && c_.s.encoder.trainable &&
       features_[static_cast<std::size_t>(mb)] != kNone) {
     // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
     feature_grad_[static_cast<std::size_t>(mb)] =
-        marker(c_.enc_misc_names[9], mb, {grad}, c_.enc->feature_bytes(mb), 0);
+        marker(c_.enc_misc_names[9], mb, {grad}, enc_->feature_bytes(mb), 0);
     if (inline_encoder_) {
       encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
     }
     if (enc_stages_ > 0) {
       p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
-          c_.enc->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
+          enc_->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
           c_.enc_misc_names[6], mb);
+    }
+    if (c_.s.encoder_devices() > 0) {
+      p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
+          kEncoderTag + mb * 6 + 5, enc_->feature_bytes(mb),
+          feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names[6], mb);
     }
   }
   const std::int32_t before = place_->prev_stage(vs);
@@ -342,8 +363,9 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
 }
 
 StageBlock StageBuilder::enc_block(const parallel::EncoderProgram& p, std::size_t k) const {
-  auto layers = static_cast<std::size_t>(c_.enc->layers());
-  std::size_t names = k == 0 ? c_.enc_names : k == layers + 1 ? c_.enc_names + 1 : c_.enc_names + 1 + k;
+  auto layers = static_cast<std::size_t>(enc_->layers());
+  const std::size_t base = rank_ < c_.mesh.size() ? c_.enc_names : c_.enc_device_names;
+  std::size_t names = k == 0 ? base : k == layers + 1 ? base + 1 : base + 1 + k;
   auto layer = k == 0 || k == layers + 1 ? -1 : static_cast<std::int32_t>(k - 1);
   return {&p.block(k, layers), layer, names, true};
 }
@@ -405,12 +427,13 @@ NodeId StageBuilder::encoder_collective(graph::CollType type, std::int32_t group
 }
 
 NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin,
-                                     std::size_t end, NodeId input) {
-  const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
+                                     std::size_t end, NodeId input, std::int32_t slot) {
+  const std::int32_t sk = slot >= 0 ? slot : mb;
+  const auto& groups = enc_->mix()[static_cast<std::size_t>(mb)].groups;
   if (groups.empty()) {
     return kNone;
   }
-  end = std::min(end, static_cast<std::size_t>(c_.enc->layers()) + 2);
+  end = std::min(end, static_cast<std::size_t>(enc_->layers()) + 2);
   auto m = static_cast<std::size_t>(mb);
   enc_saved_[m] = saved ? 1 : 0;
   NodeId keep_gate = enc_gate_;
@@ -419,11 +442,11 @@ NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate, s
   }
   std::vector<NodeId> outs;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const parallel::EncoderProgram& p = c_.enc->get(groups[gi], saved);
+    const parallel::EncoderProgram& p = enc_->get(groups[gi], saved);
     NodeId prev = input;
     for (std::size_t k = begin; k < end; ++k) {
       StageBlock b = enc_block(p, k);
-      std::size_t sl = enc_slot(mb, gi, k);
+      std::size_t sl = enc_slot(sk, gi, k);
       fwd_input_[sl] = prev;
       NodeId base = instantiate(b, mb, 0, b.prog->n_fwd, prev, kNone, sl, total_blocks_ + k);
       fwd_base_[sl] = base;
@@ -436,16 +459,17 @@ NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate, s
 }
 
 NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size_t begin,
-                                      std::size_t end) {
-  const auto& groups = c_.enc->mix()[static_cast<std::size_t>(mb)].groups;
-  end = std::min(end, static_cast<std::size_t>(c_.enc->layers()) + 2);
+                                      std::size_t end, std::int32_t slot) {
+  const std::int32_t sk = slot >= 0 ? slot : mb;
+  const auto& groups = enc_->mix()[static_cast<std::size_t>(mb)].groups;
+  end = std::min(end, static_cast<std::size_t>(enc_->layers()) + 2);
   std::vector<NodeId> outs;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const parallel::EncoderProgram& p = c_.enc->get(groups[gi], true);
+    const parallel::EncoderProgram& p = enc_->get(groups[gi], true);
     NodeId grad = grad_in;
     for (std::size_t k = end; k-- > begin;) {
       StageBlock b = enc_block(p, k);
-      std::size_t sl = enc_slot(mb, gi, k);
+      std::size_t sl = enc_slot(sk, gi, k);
       grad_input_[sl] = grad;
       NodeId base = instantiate(b, mb, b.prog->n_fwd, static_cast<std::int32_t>(b.prog->ops.size()),
                                 fwd_input_[sl], grad, sl, total_blocks_ + k);
@@ -465,30 +489,30 @@ NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size
 // The encoder as its own pipeline stage(s): this rank's blocks of every image group, one
 // message per microbatch between stages (all groups' activations together).
 void StageBuilder::encoder_stage_forward(std::int32_t mb, std::int32_t vs) {
-  if (c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+  if (enc_->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
     return;
   }
   NodeId input = kNone;
   if (vs > 0) {
     input = p2p(graph::NodeKind::kRecv, rank_of_stage(vs - 1), tag(mb, vs, false),
-                c_.enc->boundary_bytes(mb, enc_begin_), kNone, c_.p2p_names[1], mb);
+                enc_->boundary_bytes(mb, enc_begin_), kNone, c_.p2p_names[1], mb);
   }
   NodeId out = encoder_forward(mb, c_.s.encoder.trainable, kNone, enc_begin_, enc_end_, input);
   p2p(graph::NodeKind::kSend, rank_of_stage(vs + 1), tag(mb, vs + 1, false),
-      c_.enc->boundary_bytes(mb, enc_end_), out,
+      enc_->boundary_bytes(mb, enc_end_), out,
       vs + 1 == enc_stages_ ? c_.enc_misc_names[2] : c_.p2p_names[0], mb);
 }
 
 void StageBuilder::encoder_stage_backward(std::int32_t mb, std::int32_t vs) {
-  if (!c_.s.encoder.trainable || c_.enc->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
+  if (!c_.s.encoder.trainable || enc_->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
     return;  // a frozen encoder stage has no backward
   }
   NodeId grad = p2p(graph::NodeKind::kRecv, rank_of_stage(vs + 1), tag(mb, vs, true),
-                    c_.enc->boundary_bytes(mb, enc_end_), kNone, c_.p2p_names[3], mb);
+                    enc_->boundary_bytes(mb, enc_end_), kNone, c_.p2p_names[3], mb);
   NodeId out = encoder_backward(mb, grad, enc_begin_, enc_end_);
   if (vs > 0) {
     p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
-        c_.enc->boundary_bytes(mb, enc_begin_), out, c_.p2p_names[2], mb);
+        enc_->boundary_bytes(mb, enc_begin_), out, c_.p2p_names[2], mb);
   }
 }
 
@@ -497,7 +521,7 @@ void StageBuilder::encoder_stage_backward(std::int32_t mb, std::int32_t vs) {
 void StageBuilder::run_transposed() {
   using schedule::Step;
   const auto& names = c_.enc_misc_names;
-  const double params = c_.enc->params();
+  const double params = enc_->params();
   for (const Step& st : c_.transpose[static_cast<std::size_t>(stage_)]) {
     const std::int32_t mb = st.microbatch;
     const auto m = static_cast<std::size_t>(std::max(mb, 0));
@@ -522,53 +546,53 @@ void StageBuilder::run_transposed() {
       }
       case Step::kFeatureSend:
         if (features_[m] != kNone) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, c_.enc->feature_bytes(mb),
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, enc_->feature_bytes(mb),
                       features_[m], names[2]);
         }
         break;
       case Step::kFeatureRecv:
-        if (!c_.enc->mix()[m].groups.empty()) {
+        if (!enc_->mix()[m].groups.empty()) {
           features_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 0,
-                                     c_.enc->feature_bytes(mb), kNone, names[3]);
+                                     enc_->feature_bytes(mb), kNone, names[3]);
         }
         break;
       case Step::kInputSend:
-        if (!c_.enc->mix()[m].groups.empty()) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 1, c_.enc->input_bytes(mb), enc_gate_,
+        if (!enc_->mix()[m].groups.empty()) {
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 1, enc_->input_bytes(mb), enc_gate_,
                       names[4]);
         }
         break;
       case Step::kInputRecv:
-        if (!c_.enc->mix()[m].groups.empty()) {
+        if (!enc_->mix()[m].groups.empty()) {
           enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 1,
-                                      c_.enc->input_bytes(mb), kNone, names[5]);
+                                      enc_->input_bytes(mb), kNone, names[5]);
         }
         break;
       case Step::kEncoderRecompute:
-        if (!c_.enc->mix()[m].groups.empty()) {
+        if (!enc_->mix()[m].groups.empty()) {
           encoder_forward(mb, true, enc_input_[m]);
           encoder_backward(mb, feature_grad_[m]);
           if (enc_input_[m] != kNone) {
             marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0,
-                   c_.enc->input_bytes(mb));
+                   enc_->input_bytes(mb));
           }
         }
         break;
       case Step::kEncoderBackward:
-        if (!c_.enc->mix()[m].groups.empty()) {
+        if (!enc_->mix()[m].groups.empty()) {
           encoder_backward(mb, feature_grad_[m]);
         }
         break;
       case Step::kGradSend:
-        if (!c_.enc->mix()[m].groups.empty()) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 2, c_.enc->feature_bytes(mb),
+        if (!enc_->mix()[m].groups.empty()) {
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 2, enc_->feature_bytes(mb),
                       feature_grad_[m], names[6]);
         }
         break;
       case Step::kGradRecv:
-        if (!c_.enc->mix()[m].groups.empty()) {
+        if (!enc_->mix()[m].groups.empty()) {
           feature_grad_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 2,
-                                         c_.enc->feature_bytes(mb), kNone, names[6]);
+                                         enc_->feature_bytes(mb), kNone, names[6]);
         }
         break;
       case Step::kGradAllReduce: {
@@ -617,8 +641,8 @@ void StageBuilder::gradient_reduction(double params) {
   };
   std::vector<GradBlock> grads;
   if (holds_encoder_grads() && s.schedule.encoder_backward != EncoderBackward::kOwner) {
-    const parallel::EncoderProgram& rep = c_.enc->representative();
-    auto layers = static_cast<std::size_t>(c_.enc->layers());
+    const parallel::EncoderProgram& rep = enc_->representative();
+    auto layers = static_cast<std::size_t>(enc_->layers());
     for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
       const BlockProgram& p = rep.block(k, layers);
       const auto& last = last_bwd_node_[total_blocks_ + k];
@@ -763,7 +787,7 @@ void StageBuilder::place_blocks() {
   const Scenario& s = c_.s;
   place_.emplace(s.schedule, stages_);
   vstages_ = place_->stages();
-  if (c_.enc != nullptr && s.schedule.encoder == EncoderPlacement::kStages) {
+  if (enc_ != nullptr && s.schedule.encoder == EncoderPlacement::kStages) {
     enc_stages_ = static_cast<std::int32_t>(s.schedule.encoder_stages);
     llm_first_ = enc_stages_;
   }
@@ -775,7 +799,7 @@ void StageBuilder::place_blocks() {
     std::int32_t vs = place_->stage_of(stage_, c);
     std::vector<StageBlock> blocks;
     if (vs < enc_stages_) {
-      auto chain = static_cast<std::int64_t>(c_.enc->layers()) + 2;
+      auto chain = static_cast<std::int64_t>(enc_->layers()) + 2;
       enc_begin_ = static_cast<std::size_t>(cut(chain, enc_stages_, vs));
       enc_end_ = static_cast<std::size_t>(cut(chain, enc_stages_, vs + 1));
       offset_.push_back(total_blocks_);
@@ -800,7 +824,108 @@ void StageBuilder::place_blocks() {
   }
 }
 
+// Which encoder device runs replica `replica`'s microbatch `mb`: round-robin over the
+// devices, microbatch-major, so every device starts on the earliest microbatches.
+std::int64_t StageBuilder::encoder_device_of(std::int64_t replica, std::int32_t mb) const {
+  std::int64_t n = c_.s.encoder_devices();
+  return c_.mesh.size() + (static_cast<std::int64_t>(mb) * c_.s.parallel.dp + replica) % n;
+}
+
+// An encoder device: the forwards of its microbatches in order, each sent to the first-stage
+// ranks of its replica (every tensor-parallel rank takes its share); for a trained encoder
+// then the backwards as the feature gradients come back, a gradient all-reduce over the
+// encoder devices, and the optimizer.
+RankGraph StageBuilder::build_encoder_device() {
+  const Scenario& s = c_.s;
+  const auto m = static_cast<std::int32_t>(s.microbatches());
+  const bool trained = s.encoder.trainable;
+  const parallel::EncoderPrograms& llm_side = *c_.enc;
+  struct Job {
+    std::int64_t replica;
+    std::int32_t mb;
+  };
+  std::vector<Job> jobs;
+  for (std::int32_t j = 0; j < m; ++j) {
+    for (std::int64_t d = 0; d < s.parallel.dp; ++d) {
+      if (encoder_device_of(d, j) == rank_ && !enc_->mix()[static_cast<std::size_t>(j)].groups.empty()) {
+        jobs.push_back({d, j});
+      }
+    }
+  }
+  const std::size_t per_group = static_cast<std::size_t>(enc_->layers()) + 2;
+  std::size_t total = 0;
+  for (const Job& job : jobs) {
+    enc_offset_.push_back(total);
+    total += enc_->mix()[static_cast<std::size_t>(job.mb)].groups.size() * per_group;
+  }
+  for (auto* v : {&fwd_base_, &fwd_input_, &bwd_base_, &grad_input_}) {
+    v->assign(total, kNone);
+  }
+  last_bwd_node_.assign(per_group, {});
+  enc_saved_.assign(static_cast<std::size_t>(m), 0);
+  auto first_stage = [&](std::int64_t replica) {
+    std::vector<std::int64_t> ranks;
+    for (std::int64_t t = 0; t < s.parallel.tp; ++t) {
+      parallel::Coord co;
+      co.at[static_cast<std::size_t>(Axis::kTP)] = t;
+      co.at[static_cast<std::size_t>(Axis::kDP)] = replica;
+      ranks.push_back(c_.mesh.rank(co));
+    }
+    return ranks;
+  };
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    NodeId out = encoder_forward(job.mb, trained, kNone, 0, SIZE_MAX, kNone,
+                                 static_cast<std::int32_t>(i));
+    for (std::int64_t dst : first_stage(job.replica)) {
+      p2p(graph::NodeKind::kSend, dst, kEncoderTag + job.mb * 6, llm_side.feature_bytes(job.mb),
+          out, c_.enc_misc_names[2], job.mb);
+    }
+  }
+  std::vector<NodeId> wgrads;
+  for (std::size_t i = 0; i < jobs.size() && trained; ++i) {
+    const Job& job = jobs[i];
+    std::vector<NodeId> grads;
+    for (std::int64_t src : first_stage(job.replica)) {
+      grads.push_back(p2p(graph::NodeKind::kRecv, src, kEncoderTag + job.mb * 6 + 5,
+                          llm_side.feature_bytes(job.mb), kNone, c_.enc_misc_names[6], job.mb));
+    }
+    NodeId grad = grads.size() == 1 ? grads[0] : marker(c_.enc_misc_names[1], job.mb, grads, 0, 0);
+    encoder_backward(job.mb, grad, 0, SIZE_MAX, static_cast<std::int32_t>(i));
+  }
+  enc_params_ = enc_->params();
+  if (trained) {
+    for (const auto& last : last_bwd_node_) {
+      for (NodeId id : last) {
+        if (id != kNone) {
+          wgrads.push_back(id);
+        }
+      }
+    }
+    NodeId reduce = encoder_collective(graph::CollType::kAllReduce,
+                                       c_.enc_group_of[static_cast<std::size_t>(rank_)],
+                                       enc_params_ * 4.0, wgrads, c_.enc_misc_names[8],
+                                       graph::Phase::kBackward);
+    Node opt;
+    opt.kind = graph::NodeKind::kCompute;
+    opt.op = graph::OpClass::kOptimizer;
+    opt.phase = graph::Phase::kOptimizer;
+    opt.dtype = base::DType::kFP32;
+    opt.bytes = 32.0 * enc_params_;
+    opt.flops = 10.0 * enc_params_;
+    opt.name = c_.optimizer_name;
+    g_.add(opt, {reduce});
+  }
+  g_.static_memory = static_cast<std::int64_t>(
+      enc_params_ * (trained ? 18.0 : base::dtype_bytes(s.training.precision)));
+  g_.stage = -1;
+  return std::move(g_);
+}
+
 RankGraph StageBuilder::build() {
+  if (rank_ >= c_.mesh.size()) {
+    return build_encoder_device();
+  }
   const Scenario& s = c_.s;
   stages_ = static_cast<std::int32_t>(s.parallel.pp);
   stage_ = static_cast<std::int32_t>(c_.mesh.coord(rank_)[Axis::kPP]);
@@ -818,12 +943,12 @@ RankGraph StageBuilder::build() {
     params += b.prog->params;
   }
   const bool transposed = s.schedule.encoder == EncoderPlacement::kTranspose;
-  if (c_.enc != nullptr) {
+  if (enc_ != nullptr) {
     inline_encoder_ = s.schedule.encoder == EncoderPlacement::kInline;
     enc_slot_base_ = fwd_base_.size();
-    std::size_t per_group = static_cast<std::size_t>(c_.enc->layers()) + 2;
+    std::size_t per_group = static_cast<std::size_t>(enc_->layers()) + 2;
     std::size_t total = 0;
-    for (const auto& mix : c_.enc->mix()) {
+    for (const auto& mix : enc_->mix()) {
       enc_offset_.push_back(total);
       total += mix.groups.size() * per_group;
     }
@@ -843,14 +968,14 @@ RankGraph StageBuilder::build() {
       run_body_task(t);
     }
   }
-  if (c_.enc != nullptr) {
+  if (enc_ != nullptr) {
     if (enc_stages_ == 0) {
       enc_begin_ = 0;
-      enc_end_ = static_cast<std::size_t>(c_.enc->layers()) + 2;
+      enc_end_ = static_cast<std::size_t>(enc_->layers()) + 2;
     }
-    const parallel::EncoderProgram& rep = c_.enc->representative();
+    const parallel::EncoderProgram& rep = enc_->representative();
     for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
-      enc_params_ += rep.block(k, static_cast<std::size_t>(c_.enc->layers())).params;
+      enc_params_ += rep.block(k, static_cast<std::size_t>(enc_->layers())).params;
     }
   }
   if (holds_encoder_grads()) {
@@ -887,7 +1012,7 @@ void StageBuilder::run_body_task(const schedule::Task& t) {
 // Whether this rank holds encoder weights: the first stage (inline), every rank (transpose),
 // the encoder's own stages.
 bool StageBuilder::holds_encoder() const {
-  if (c_.enc == nullptr) {
+  if (enc_ == nullptr) {
     return false;
   }
   switch (c_.s.schedule.encoder) {
@@ -897,6 +1022,8 @@ bool StageBuilder::holds_encoder() const {
       return true;
     case EncoderPlacement::kStages:
       return stage_ < enc_stages_;
+    case EncoderPlacement::kSeparate:
+      return false;
   }
   return false;
 }
@@ -925,7 +1052,7 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
 
 void make_groups(ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
-  c.group_of.assign(static_cast<std::size_t>(mesh.size()), {-1, -1, -1});
+  c.group_of.assign(static_cast<std::size_t>(c.ranks), {-1, -1, -1});
   // Pipeline groups carry no collective but name each rank's send/recv peers.
   constexpr std::array<std::pair<Axis, graph::GroupKind>, 3> kAxes = {
       std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
@@ -947,7 +1074,7 @@ void make_groups(ExecGraph& g, Context& c) {
       g.groups.push_back(std::move(grp));
     }
   }
-  c.mirror_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   const std::int64_t pp = mesh.axis_size(Axis::kPP);
   if (c.s.schedule.kind == ScheduleKind::kDualPipe && pp > 1) {
     for (std::int64_t r = 0; r < mesh.size(); ++r) {
@@ -963,7 +1090,7 @@ void make_groups(ExecGraph& g, Context& c) {
       c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
     }
   }
-  c.embed_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
     return;
   }
@@ -1024,6 +1151,15 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
   for (std::int64_t l = 0; l < enc.layers(); ++l) {
     c.names.push_back(intern_block(g, rep.layer, fmt::format("encoder.L{}.", l)));
   }
+  if (c.enc_device != nullptr) {
+    const parallel::EncoderProgram& dev = c.enc_device->representative();
+    c.enc_device_names = c.names.size();
+    c.names.push_back(intern_block(g, dev.patch, "encoder."));
+    c.names.push_back(intern_block(g, dev.projector, "encoder."));
+    for (std::int64_t l = 0; l < enc.layers(); ++l) {
+      c.names.push_back(intern_block(g, dev.layer, fmt::format("encoder.L{}.", l)));
+    }
+  }
   for (const char* n : {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
                         "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
                         "encoder.feature_grad_p2p", "encoder.param_broadcast",
@@ -1032,7 +1168,7 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
     c.enc_misc_names.push_back(g.intern(n));
   }
   const auto& mesh = c.mesh;
-  c.enc_group_of.assign(static_cast<std::size_t>(mesh.size()), -1);
+  c.enc_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   bool owner = s.encoder.trainable && s.schedule.encoder == EncoderPlacement::kTranspose &&
                s.schedule.encoder_backward == EncoderBackward::kOwner;
   if (owner && s.parallel.pp * s.parallel.dp > 1) {  // ranks that share a tensor-parallel rank
@@ -1049,6 +1185,16 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
       }
       g.groups.push_back(std::move(grp));
     }
+  }
+  const std::int64_t devices = s.encoder_devices();
+  if (s.encoder.trainable && devices > 1) {  // the encoder's own devices sum their gradients
+    graph::Group grp{graph::GroupKind::kDP, {}};
+    for (std::int64_t e = 0; e < devices; ++e) {
+      grp.ranks.push_back(static_cast<std::int32_t>(mesh.size() + e));
+      c.enc_group_of[static_cast<std::size_t>(mesh.size() + e)] =
+          static_cast<std::int32_t>(g.groups.size());
+    }
+    g.groups.push_back(std::move(grp));
   }
   if (s.schedule.encoder == EncoderPlacement::kTranspose) {
     c.transpose = plan_transpose(s, c.progs, enc);
@@ -1085,8 +1231,10 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   check_size(s, progs, options.share_rank_classes);
   parallel::Mesh mesh(s.parallel);
   ExecGraph g;
-  g.num_ranks = static_cast<std::int32_t>(mesh.size());
-  Context c{s, progs, mesh, {}, {}, {}, {}, {}, 0, {}, nullptr, 0, {}, {}, {}};
+  const std::int64_t enc_devices = s.encoder_devices();
+  g.num_ranks = static_cast<std::int32_t>(mesh.size() + enc_devices);
+  Context c{s,  progs, mesh,    mesh.size() + enc_devices, {}, {}, {}, {}, {}, 0, {}, nullptr,
+            nullptr, 0,     0,       {},                        {}, {}};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
@@ -1099,13 +1247,21 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
                     g.intern("pp.embedding_grad_allreduce"), g.intern("pp.mirror_grad_allreduce")};
   make_groups(g, c);
   std::optional<parallel::EncoderPrograms> enc;
+  std::optional<parallel::EncoderPrograms> enc_whole;  // without tensor or data parallelism
   if (s.encoder.present) {
     enc.emplace(s);
+    Scenario whole = s;
+    whole.parallel = ParallelConfig{};
+    enc_whole.emplace(s, &whole);
+    c.enc_device = &*enc_whole;
     prepare_encoder(g, c, *enc);
   }
 
+  // Classes: one per pipeline stage. With the encoder on devices of its own, first-stage
+  // ranks talk to different encoder devices that no group links, so every rank is a class.
+  const bool share = options.share_rank_classes && enc_devices == 0;
   std::vector<std::int64_t> reps;
-  if (options.share_rank_classes) {
+  if (share) {
     for (std::int64_t st = 0; st < s.parallel.pp; ++st) {
       parallel::Coord co;
       co.at[static_cast<std::size_t>(Axis::kPP)] = st;
@@ -1116,15 +1272,22 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
       reps.push_back(r);
     }
   }
+  const auto llm_classes = static_cast<std::int32_t>(reps.size());
+  for (std::int64_t e = 0; e < enc_devices; ++e) {  // each encoder device is a class of its own
+    reps.push_back(mesh.size() + e);
+  }
   g.classes.resize(reps.size());
   tbb::parallel_for(std::size_t{0}, reps.size(),
                     [&](std::size_t i) { g.classes[i] = StageBuilder(c, reps[i]).build(); });
   g.class_rep.assign(reps.begin(), reps.end());
-  g.class_of_rank.resize(static_cast<std::size_t>(mesh.size()));
+  g.class_of_rank.resize(static_cast<std::size_t>(c.ranks));
   for (std::int64_t r = 0; r < mesh.size(); ++r) {
     g.class_of_rank[static_cast<std::size_t>(r)] =
-        options.share_rank_classes ? static_cast<std::int32_t>(mesh.coord(r)[Axis::kPP])
-                                   : static_cast<std::int32_t>(r);
+        share ? static_cast<std::int32_t>(mesh.coord(r)[Axis::kPP]) : static_cast<std::int32_t>(r);
+  }
+  for (std::int64_t e = 0; e < enc_devices; ++e) {
+    g.class_of_rank[static_cast<std::size_t>(mesh.size() + e)] =
+        llm_classes + static_cast<std::int32_t>(e);
   }
   double m = static_cast<double>(s.microbatches());
   double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
@@ -1136,12 +1299,16 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   g.info.model_flops = total(&BlockProgram::model_flops);
   g.info.hardware_flops = total(&BlockProgram::hardware_flops);
   if (enc) {
-    // Each replica's microbatch runs its encoder once, on one pipeline rank's TP group;
-    // centralized recompute runs the transposed forwards twice.
+    // Model FLOPs: each replica's microbatch runs its encoder once (counted without tensor
+    // parallelism, so ops a TP group repeats count once). Hardware FLOPs: what the ranks
+    // execute, repeats included; centralized recompute runs transposed forwards twice.
+    double dp = static_cast<double>(s.parallel.dp);
     double tp_dp = static_cast<double>(s.parallel.tp * s.parallel.dp);
+    bool separate = enc_devices > 0;
     for (std::int32_t j = 0; j < static_cast<std::int32_t>(s.microbatches()); ++j) {
-      g.info.model_flops += tp_dp * enc->model_flops(j);
-      g.info.hardware_flops += tp_dp * enc->model_flops(j);
+      g.info.model_flops += dp * enc_whole->model_flops(j);
+      g.info.hardware_flops +=
+          separate ? dp * enc_whole->model_flops(j) : tp_dp * enc->model_flops(j);
     }
     for (const auto& order : c.transpose) {
       for (const auto& st : order) {

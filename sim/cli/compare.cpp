@@ -65,6 +65,19 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
                         part, spec));
       }
     }
+  } else if (name == "encoder-separate") {  // DistTrain-style: the encoder on n devices more
+    cfg.encoder = synth::EncoderPlacement::kSeparate;
+    cfg.encoder_devices = 1;
+    if (spec.find(':') != std::string::npos) {
+      try {
+        cfg.encoder_devices = std::stoll(spec.substr(spec.find(':') + 1));
+      } catch (const std::exception&) {
+        cfg.encoder_devices = 0;
+      }
+    }
+    if (cfg.encoder_devices < 1) {
+      throw base::InputError(fmt::format("--schedules: '{}' needs a device count >= 1", spec));
+    }
   } else if (name == "encoder-stages") {  // the encoder as its own first pipeline stage(s)
     cfg.encoder = synth::EncoderPlacement::kStages;
     cfg.encoder_stages = 1;
@@ -89,7 +102,7 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     throw base::InputError(
         fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, zb-h2, "
                     "dualpipev, dualpipe, interleaved[:chunks], transpose[:round_robin|min|greedy] "
-                    "or encoder-stages[:k]",
+                    "encoder-stages[:k] or encoder-separate[:devices]",
                     spec));
   }
   return cfg;
@@ -143,6 +156,7 @@ class LlmOnly {
  public:
   double step_s(const synth::Scenario& s) {
     synth::Scenario llm = s;
+    llm.cluster.devices -= s.encoder_devices();
     llm.encoder = synth::EncoderConfig{};
     llm.schedule.encoder = synth::EncoderPlacement::kInline;
     std::string key = synth::schedule_label(llm.schedule);
@@ -576,6 +590,7 @@ int compare_sweep(const CompareArgs& a) {
     for (std::size_t i = 0; i < configs.size(); ++i) {
       synth::Scenario s = base_scenario;
       s.schedule = configs[i];
+      s.cluster.devices += s.encoder_devices();  // the encoder's own devices come on top
       Row row;
       row.schedule = labels[i];
       row.skipped = unsupported(s, s.schedule);
@@ -628,17 +643,22 @@ int compare(const CompareArgs& a) {
   for (std::string spec; std::getline(list, spec, ',');) {
     synth::Scenario s = base_scenario;
     s.schedule = parse_schedule(spec);
+    s.cluster.devices += s.encoder_devices();  // the encoder's own devices come on top
     Row row;
     row.schedule = synth::schedule_label(s.schedule);
     row.skipped = unsupported(s, s.schedule);
     if (row.skipped.empty()) {
-      Outcome o = simulate_scenario(s, true, !a.out.empty());
-      measure(o, row);
-      if (s.encoder.present) {
-        row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
-      }
-      if (!a.out.empty()) {
-        write_reports(a.out, o, "-" + file_safe(spec));
+      try {
+        Outcome o = simulate_scenario(s, true, !a.out.empty());
+        measure(o, row);
+        if (s.encoder.present) {
+          row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
+        }
+        if (!a.out.empty()) {
+          write_reports(a.out, o, "-" + file_safe(spec));
+        }
+      } catch (const base::InputError& e) {  // e.g. a topology that cannot hold the devices
+        row.skipped = e.message();
       }
     }
     rows.push_back(row);

@@ -30,29 +30,30 @@ double flops_of(const EncoderProgram& p, std::int64_t layers, bool forward_only)
 
 }  // namespace
 
-EncoderPrograms::EncoderPrograms(const Scenario& s)
+EncoderPrograms::EncoderPrograms(const Scenario& s, const Scenario* lowering)
     : mix_(models::sample_images(s)), layers_(s.encoder.layers), merge_(s.encoder.merge) {
+  const Scenario& low = lowering != nullptr ? *lowering : s;
   for (const auto& mb : mix_) {
     for (const auto& g : mb.groups) {
       auto key = std::pair{g.images, g.patches};
       if (!forward_.contains(key)) {
-        forward_.emplace(key, lower_group(s, g, false));
+        forward_.emplace(key, lower_group(low, g, false));
         if (s.encoder.trainable) {
-          trained_.emplace(key, lower_group(s, g, true));
+          trained_.emplace(key, lower_group(low, g, true));
         }
       }
     }
   }
-  params_ = models::encoder_parameters(s);
-  double sp = s.parallel.sp ? static_cast<double>(s.parallel.tp) : 1.0;
+  params_ = models::encoder_parameters(low);
+  double sp = low.parallel.sp ? static_cast<double>(low.parallel.tp) : 1.0;
   double dtype = base::dtype_bytes(s.training.precision);
   pixel_bytes_ = static_cast<double>(s.encoder.patch_pixels) * dtype / sp;
   feature_bytes_ = static_cast<double>(s.model.hidden) * dtype / sp;
   if (forward_.empty()) {  // a mix without images: no encoder work, but names to intern
     models::ImageGroup g{1, s.encoder.merge * (s.parallel.sp ? s.parallel.tp : 1)};
-    forward_.emplace(std::pair{g.images, g.patches}, lower_group(s, g, false));
+    forward_.emplace(std::pair{g.images, g.patches}, lower_group(low, g, false));
     if (s.encoder.trainable) {
-      trained_.emplace(std::pair{g.images, g.patches}, lower_group(s, g, true));
+      trained_.emplace(std::pair{g.images, g.patches}, lower_group(low, g, true));
     }
   }
 }

@@ -27,7 +27,9 @@ struct EncoderProgram {
 class EncoderPrograms {
  public:
   EncoderPrograms() = default;
-  explicit EncoderPrograms(const Scenario& s);
+  // The mix comes from `s`; the blocks are lowered with `lowering`'s parallelism (the
+  // encoder's own devices run it without tensor parallelism) when given.
+  explicit EncoderPrograms(const Scenario& s, const Scenario* lowering = nullptr);
 
   [[nodiscard]] bool present() const { return !mix_.empty(); }
   [[nodiscard]] const std::vector<models::MicrobatchImages>& mix() const { return mix_; }

@@ -372,10 +372,11 @@ void read_encoder_keys(const YamlNode& n, ScheduleConfig& cfg) {
 // a sharded encoder region takes `stages` pipeline ranks of the LLM's own pipeline, so its
 // skeleton must be the LLM's.
 void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
-  constexpr std::array<std::string_view, 7> kRegionKeys = {
-      "span", "layout", "skeleton", "stages", "owners", "encoder_backward", "chunks"};
+  constexpr std::array<std::string_view, 8> kRegionKeys = {
+      "span",   "layout",           "skeleton", "stages",
+      "owners", "encoder_backward", "chunks",   "devices"};
   constexpr std::array<std::string_view, 3> kSpans = {"encoder", "llm", "model"};
-  constexpr std::array<std::string_view, 2> kLayouts = {"sharded", "replicated"};
+  constexpr std::array<std::string_view, 3> kLayouts = {"sharded", "replicated", "separate"};
   auto regions = n.items();
   if (regions.empty() || regions.size() > 2) {
     n.fail(fmt::format("expected one region (span: model) or two (span: encoder, then span: "
@@ -384,10 +385,13 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   }
   std::vector<std::string> spans;
   std::vector<bool> replicated;
+  std::vector<bool> separate;
   for (const YamlNode& r : regions) {
     r.check_keys(kRegionKeys);
     spans.push_back(r.at("span").as_choice(kSpans));
-    replicated.push_back(r.has("layout") && r.at("layout").as_choice(kLayouts) == "replicated");
+    std::string layout = r.has("layout") ? r.at("layout").as_choice(kLayouts) : "sharded";
+    replicated.push_back(layout == "replicated");
+    separate.push_back(layout == "separate");
   }
   for (std::size_t i = 0; i + 1 < regions.size(); ++i) {
     if (replicated[i] && replicated[i + 1]) {
@@ -401,7 +405,7 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     llm.at("span").fail(
         "regions run in model order: the encoder region first, then the llm region");
   }
-  if (replicated.back()) {
+  if (replicated.back() || separate.back()) {
     llm.at("layout").fail("the LLM region must be sharded over the pipeline");
   }
   if (!llm.has("skeleton")) {
@@ -426,7 +430,10 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     return;
   }
   const YamlNode& enc = regions.front();
-  if (replicated.front()) {
+  if (separate.front()) {  // disaggregated: the encoder on devices of its own
+    cfg.encoder = EncoderPlacement::kSeparate;
+    cfg.encoder_devices = enc.has("devices") ? enc.at("devices").as_int(1, 1 << 16) : 1;
+  } else if (replicated.front()) {
     if (!enc.has("skeleton") || enc.at("skeleton").as_string() != "transpose") {
       (enc.has("skeleton") ? enc.at("skeleton") : enc)
           .fail("a replicated region runs the transpose skeleton", "write skeleton: transpose");
@@ -444,9 +451,9 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
 }
 
 ScheduleConfig read_schedule(const YamlNode& n) {
-  constexpr std::array<std::string_view, 8> kKeys = {
-      "kind", "chunks", "group", "encoder", "encoder_stages", "owners", "encoder_backward",
-      "regions"};
+  constexpr std::array<std::string_view, 9> kKeys = {
+      "kind",   "chunks",           "group",   "encoder",        "encoder_stages",
+      "owners", "encoder_backward", "regions", "encoder_devices"};
   ScheduleConfig cfg;
   if (n.is_map() && n.has("regions")) {
     if (n.keys().size() != 1) {
@@ -465,12 +472,20 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     cfg.kind = read_skeleton(kind);
   }
   if (n.is_map()) {
-    constexpr std::array<std::string_view, 3> kPlacements = {"inline", "stages", "transpose"};
+    constexpr std::array<std::string_view, 4> kPlacements = {"inline", "stages", "transpose",
+                                                             "separate"};
     if (auto v = n.find("encoder")) {
       std::string e = v->as_choice(kPlacements);
-      cfg.encoder = e == "inline"   ? EncoderPlacement::kInline
-                    : e == "stages" ? EncoderPlacement::kStages
-                                    : EncoderPlacement::kTranspose;
+      cfg.encoder = e == "inline"      ? EncoderPlacement::kInline
+                    : e == "stages"    ? EncoderPlacement::kStages
+                    : e == "transpose" ? EncoderPlacement::kTranspose
+                                       : EncoderPlacement::kSeparate;
+    }
+    if (auto v = n.find("encoder_devices")) {
+      if (cfg.encoder != EncoderPlacement::kSeparate) {
+        v->fail("only the 'separate' encoder placement takes this key");
+      }
+      cfg.encoder_devices = v->as_int(1, 1 << 16);
     }
     if (auto v = n.find("encoder_stages")) {
       if (cfg.encoder != EncoderPlacement::kStages) {
@@ -581,16 +596,25 @@ void validate(const YamlNode& root, Scenario& s) {
     check_divides(tp_at, p.tp, "tp", s.training.seq_len, "training.seq_len");
   }
   const YamlNode dev = root.at("cluster").at("devices");
-  if (p.dp == 0) {
-    if (s.cluster.devices % (p.tp * p.pp) != 0) {
-      dev.fail(
-          fmt::format("devices={} is not a multiple of tp*pp={}", s.cluster.devices, p.tp * p.pp));
-    }
-    p.dp = s.cluster.devices / (p.tp * p.pp);
+  const std::int64_t enc_devices = s.encoder_devices();
+  const std::int64_t llm_devices = s.cluster.devices - enc_devices;
+  if (llm_devices < 1) {
+    dev.fail(fmt::format("devices={} leaves none for the LLM after the encoder's {}",
+                         s.cluster.devices, enc_devices));
   }
-  if (p.tp * p.pp * p.dp != s.cluster.devices) {
-    dev.fail(fmt::format("tp*pp*dp = {}*{}*{} = {} but the cluster has {} devices", p.tp, p.pp,
-                         p.dp, p.tp * p.pp * p.dp, s.cluster.devices));
+  if (p.dp == 0) {
+    if (llm_devices % (p.tp * p.pp) != 0) {
+      dev.fail(fmt::format("devices={}{} is not a multiple of tp*pp={}", s.cluster.devices,
+                           enc_devices > 0 ? fmt::format(" - {} encoder devices", enc_devices) : "",
+                           p.tp * p.pp));
+    }
+    p.dp = llm_devices / (p.tp * p.pp);
+  }
+  if (p.tp * p.pp * p.dp != llm_devices) {
+    dev.fail(fmt::format("tp*pp*dp = {}*{}*{} = {}{} but the cluster has {} devices", p.tp, p.pp,
+                         p.dp, p.tp * p.pp * p.dp,
+                         enc_devices > 0 ? fmt::format(" plus {} encoder devices", enc_devices) : "",
+                         s.cluster.devices));
   }
   const YamlNode tr = root.at("training");
   auto& t = s.training;
@@ -682,6 +706,9 @@ std::string schedule_label(const ScheduleConfig& cfg) {
     case EncoderPlacement::kStages:
       return fmt::format("{} + encoder stage{} ({})", body, cfg.encoder_stages > 1 ? "s" : "",
                          cfg.encoder_stages);
+    case EncoderPlacement::kSeparate:
+      return fmt::format("{} + encoder on {} device{}", body, cfg.encoder_devices,
+                         cfg.encoder_devices > 1 ? "s" : "");
     case EncoderPlacement::kTranspose:
       return fmt::format("transpose ({}{}, {})", owner_mode_name(cfg.owners),
                          cfg.encoder_backward == EncoderBackward::kOwner ? ", owner bwd" : "", body);

@@ -109,8 +109,9 @@ struct DataConfig {
 // Where the encoder region runs (the schedule algebra's region program, see
 // synth/schedule/README.md). kInline: inside the first pipeline stage (Megatron's default);
 // kStages: as its own first pipeline stage(s); kTranspose: replicated on every pipeline rank,
-// its forwards in the warmup bubbles (Mpipe).
-enum class EncoderPlacement : unsigned char { kInline, kStages, kTranspose };
+// its forwards in the warmup bubbles (Mpipe); kSeparate: on devices of its own, after the
+// LLM's, feeding the first stage of every LLM replica (DistTrain-style disaggregation).
+enum class EncoderPlacement : unsigned char { kInline, kStages, kTranspose, kSeparate };
 enum class OwnerMode : unsigned char { kRoundRobin, kMin, kGreedy };
 enum class EncoderBackward : unsigned char { kRecompute, kOwner };
 
@@ -120,7 +121,8 @@ struct ScheduleConfig {
   std::int64_t chunks = 1;  // interleaved: model chunks (virtual stages) per rank, v
   std::int64_t group = 0;   // interleaved: microbatches per group per chunk; 0: pp (Megatron)
   EncoderPlacement encoder = EncoderPlacement::kInline;
-  std::int64_t encoder_stages = 1;  // kStages: pipeline ranks that hold the encoder
+  std::int64_t encoder_stages = 1;   // kStages: pipeline ranks that hold the encoder
+  std::int64_t encoder_devices = 1;  // kSeparate: devices of the encoder's own
   OwnerMode owners = OwnerMode::kRoundRobin;                // kTranspose
   EncoderBackward encoder_backward = EncoderBackward::kRecompute;  // kTranspose, trained
 };
@@ -146,6 +148,12 @@ struct Scenario {
 
   [[nodiscard]] std::int64_t microbatches() const {  // per data-parallel replica
     return training.global_batch / (parallel.dp * training.micro_batch);
+  }
+  // Devices the encoder has to itself (kSeparate), after the LLM's tp x pp x dp.
+  [[nodiscard]] std::int64_t encoder_devices() const {
+    return encoder.present && schedule.encoder == EncoderPlacement::kSeparate
+               ? schedule.encoder_devices
+               : 0;
   }
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/base/error.h"
@@ -34,7 +35,15 @@ class Autodiff {
                   DType dt, double flops_per_out, double extra_bytes = 0.0);
   void contribute(TensorId t, TensorId grad) { contrib_[t].push_back(grad); }
 
+  // Data: tensors no op produces that are not block inputs (token ids, pixels); nothing
+  // needs their gradient.
+  [[nodiscard]] bool is_data(TensorId t) const {
+    return g_.tensor(t).producer < 0 && !g_.tensor(t).weight &&
+           std::find(inputs_.begin(), inputs_.end(), t) == inputs_.end();
+  }
+
   Graph& g_;
+  std::vector<TensorId> inputs_;
   std::map<TensorId, std::vector<TensorId>> contrib_;
   std::vector<std::pair<TensorId, TensorId>> weight_grads_;
 };
@@ -102,7 +111,7 @@ void Autodiff::einsum_backward(const Op& op, TensorId dy) {
   TensorId a = op.in[0];
   TensorId b = op.in[1];
   std::string c = s.c;
-  if (!g_.tensor(a).weight) {
+  if (!g_.tensor(a).weight && !is_data(a)) {
     TensorId da = g_.einsum(op.name + ".dgrad", c + "," + s.b + "->" + s.a, dy, b);
     contribute(a, da);
   }
@@ -244,6 +253,7 @@ void Autodiff::backward_of(OpId id) {
 BackwardResult Autodiff::run(const std::vector<TensorId>& outputs,
                              const std::vector<TensorId>& inputs) {
   BackwardResult r;
+  inputs_ = inputs;
   auto n_fwd = static_cast<OpId>(g_.ops().size());
   r.first_op = n_fwd;
   g_.set_phase(Phase::kBackward);
