@@ -349,7 +349,13 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
           enc_->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
           c_.enc_misc_names[6], mb);
     }
-    if (c_.s.encoder_devices() > 0) {
+    // Without SP every TP rank holds the whole (replicated) gradient: the first one sends it,
+    // the others need no copy.
+    bool sender = c_.s.parallel.sp || c_.mesh.coord(rank_)[Axis::kTP] == 0;
+    if (c_.s.encoder_devices() > 0 && !sender) {
+      g_.nodes[feature_grad_[static_cast<std::size_t>(mb)]].mem_alloc = 0;
+    }
+    if (c_.s.encoder_devices() > 0 && sender) {
       p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
           kEncoderTag + mb * 6 + 5, enc_->feature_bytes(mb),
           feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names[6], mb);
@@ -570,7 +576,9 @@ void StageBuilder::run_transposed() {
         break;
       case Step::kEncoderRecompute:
         if (!enc_->mix()[m].groups.empty()) {
-          encoder_forward(mb, true, enc_input_[m]);
+          // The recomputed features only rebuild the saved activations: released at once.
+          NodeId again = encoder_forward(mb, true, enc_input_[m]);
+          marker(names[1], mb, {again}, 0, enc_->feature_bytes(mb));
           encoder_backward(mb, feature_grad_[m]);
           if (enc_input_[m] != kNone) {
             marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0,
@@ -877,18 +885,24 @@ RankGraph StageBuilder::build_encoder_device() {
     const Job& job = jobs[i];
     NodeId out = encoder_forward(job.mb, trained, kNone, 0, SIZE_MAX, kNone,
                                  static_cast<std::int32_t>(i));
+    std::vector<NodeId> sent;
     for (std::int64_t dst : first_stage(job.replica)) {
-      p2p(graph::NodeKind::kSend, dst, kEncoderTag + job.mb * 6, llm_side.feature_bytes(job.mb),
-          out, c_.enc_misc_names[2], job.mb);
+      NodeId id = p2p(graph::NodeKind::kSend, dst, kEncoderTag + job.mb * 6,
+                      llm_side.feature_bytes(job.mb), out, c_.enc_misc_names[2], job.mb);
+      g_.nodes[id].mem_free = 0;
+      sent.push_back(id);
     }
+    marker(c_.enc_misc_names[11], job.mb, sent, 0, enc_->feature_bytes(job.mb));
   }
   std::vector<NodeId> wgrads;
   for (std::size_t i = 0; i < jobs.size() && trained; ++i) {
     const Job& job = jobs[i];
     std::vector<NodeId> grads;
     for (std::int64_t src : first_stage(job.replica)) {
-      grads.push_back(p2p(graph::NodeKind::kRecv, src, kEncoderTag + job.mb * 6 + 5,
-                          llm_side.feature_bytes(job.mb), kNone, c_.enc_misc_names[6], job.mb));
+      if (s.parallel.sp || grads.empty()) {  // SP: every shard; else the first TP rank's copy
+        grads.push_back(p2p(graph::NodeKind::kRecv, src, kEncoderTag + job.mb * 6 + 5,
+                            llm_side.feature_bytes(job.mb), kNone, c_.enc_misc_names[6], job.mb));
+      }
     }
     NodeId grad = grads.size() == 1 ? grads[0] : marker(c_.enc_misc_names[1], job.mb, grads, 0, 0);
     encoder_backward(job.mb, grad, 0, SIZE_MAX, static_cast<std::int32_t>(i));
@@ -1164,7 +1178,7 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
                         "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
                         "encoder.feature_grad_p2p", "encoder.param_broadcast",
                         "encoder.grad_allreduce", "encoder.feature_grad",
-                        "encoder.release_input"}) {
+                        "encoder.release_input", "encoder.release_features"}) {
     c.enc_misc_names.push_back(g.intern(n));
   }
   const auto& mesh = c.mesh;

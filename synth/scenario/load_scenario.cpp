@@ -536,38 +536,54 @@ void validate_encoder(const YamlNode& root, const Scenario& s) {
   check_divides(enc, p.tp, "parallelism.tp", e.heads, "encoder.heads");
   check_divides(enc, p.tp, "parallelism.tp", e.ffn, "encoder.ffn");
   if (s.schedule.encoder == EncoderPlacement::kStages) {
+    // Point at the value that breaks it: encoder_stages (or the regions' stages) if written.
+    YamlNode at = sched;
+    if (sched.is_map() && sched.has("encoder_stages")) {
+      at = sched.at("encoder_stages");
+    } else if (sched.is_map() && sched.has("regions") && sched.at("regions").is_seq() &&
+               sched.at("regions").items().front().has("stages")) {
+      at = sched.at("regions").items().front().at("stages");
+    }
     bool flat = s.schedule.kind == ScheduleKind::kGpipe || s.schedule.kind == ScheduleKind::k1F1B ||
                 s.schedule.kind == ScheduleKind::kZbH1;
     if (!flat) {
-      sched.fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
+      (sched.is_map() && sched.has("kind") ? sched.at("kind") : sched).fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
                              "(gpipe, 1f1b or zb-h1), not {}",
                              schedule_name(s.schedule.kind)));
     }
     if (s.schedule.encoder_stages >= p.pp) {
-      sched.fail(fmt::format("encoder_stages={} leaves no pipeline rank for the LLM (pp={})",
+      at.fail(fmt::format("encoder_stages={} leaves no pipeline rank for the LLM (pp={})",
                              s.schedule.encoder_stages, p.pp));
     }
     if (e.layers < s.schedule.encoder_stages ||
         s.model.layers < p.pp - s.schedule.encoder_stages) {
-      sched.fail(fmt::format("{} encoder layers and {} LLM layers cannot fill {} and {} stages",
+      at.fail(fmt::format("{} encoder layers and {} LLM layers cannot fill {} and {} stages",
                              e.layers, s.model.layers, s.schedule.encoder_stages,
                              p.pp - s.schedule.encoder_stages));
     }
   }
-  // Patches per image round up to whole merged tokens (and, with SP, to a multiple of tp).
+  // The largest sample's LLM tokens: patches per image round up to whole merged tokens
+  // (and, with SP, to a multiple of tp), as models::sample_images does.
   const auto& d = s.data;
-  std::int64_t max_images = d.images_per_sample.hi;
-  std::int64_t max_tokens = d.tokens_per_image.hi;
-  for (const auto& [images, tokens] : d.samples) {
-    max_images = std::max(max_images, images);
-    max_tokens = std::max(max_tokens, tokens);
+  const std::int64_t quantum = e.merge * (p.sp ? p.tp : 1);
+  auto llm_tokens = [&](std::int64_t images, std::int64_t patches) {
+    return images * ((patches + quantum - 1) / quantum * quantum / e.merge);
+  };
+  std::int64_t images = d.images_per_sample.hi;
+  std::int64_t patches = d.tokens_per_image.hi;
+  std::int64_t worst = d.samples.empty() ? llm_tokens(images, patches) : 0;
+  for (const auto& [i, t] : d.samples) {
+    if (llm_tokens(i, t) > worst) {
+      worst = llm_tokens(i, t);
+      images = i;
+      patches = t;
+    }
   }
-  std::int64_t llm_tokens = max_images * ((max_tokens + e.merge - 1) / e.merge);
-  if (llm_tokens > s.training.seq_len) {
+  if (worst > s.training.seq_len) {
     (root.has("data") ? root.at("data") : enc)
         .fail(fmt::format("a sample with {} images of {} patches needs {} LLM tokens, more than "
                           "training.seq_len={}",
-                          max_images, max_tokens, llm_tokens, s.training.seq_len));
+                          images, patches, worst, s.training.seq_len));
   }
 }
 

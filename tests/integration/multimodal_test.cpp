@@ -198,13 +198,17 @@ std::vector<FlopCase> flop_cases() {
 
 class EncoderFlops : public ::testing::TestWithParam<FlopCase> {};
 
-// BUG: synthesize() counts the encoder's model FLOPs as tp x dp x the per-rank program's, as if
-// every encoder op were sharded over TP. Without sequence parallelism the patch embedding
-// ("bsp,ph->bsh", neither operand sharded over TP) runs whole on every TP rank, so
-// info.model_flops counts it tp times (tp2_pp2_dp1: 4521984 FLOPs = (tp - 1) x 2 t P h over
-// the step's 368 patches too many). Remove this skip once fixed.
-bool patch_embedding_replicated(const synth::Scenario& s) {
-  return s.parallel.tp > 1 && !s.parallel.sp;
+// The patch embedding's forward FLOPs of a step: a trained encoder's backward computes its
+// weight gradient (2 t P h) but no gradient of the pixels, which are data.
+double patch_flops_per_step(const synth::Scenario& s) {
+  double sum = 0.0;
+  for (const auto& mb : synth::models::sample_images(s)) {
+    for (const auto& g : mb.groups) {
+      sum += static_cast<double>(g.images) * 2.0 * static_cast<double>(g.patches) *
+             static_cast<double>(s.encoder.patch_pixels) * static_cast<double>(s.encoder.hidden);
+    }
+  }
+  return static_cast<double>(s.parallel.dp) * sum;
 }
 
 void expect_rel_eq(double got, double want, const std::string& what) {
@@ -215,9 +219,6 @@ void expect_rel_eq(double got, double want, const std::string& what) {
 
 TEST_P(EncoderFlops, FrozenEncoderAddsExactlyItsForwardFlops) {
   const synth::Scenario s = GetParam().scenario;
-  if (patch_embedding_replicated(s)) {
-    GTEST_SKIP() << "BUG: the replicated patch embedding is counted tp times in model_flops";
-  }
   const double want = encoder_forward_flops_per_step(s);
   ASSERT_GT(want, 0.0);
   const double base = synth::synthesize(without_encoder(s)).info.model_flops;
@@ -230,10 +231,7 @@ TEST_P(EncoderFlops, FrozenEncoderAddsExactlyItsForwardFlops) {
 
 TEST_P(EncoderFlops, TrainedEncoderAddsThreeTimesItsForwardFlops) {
   const synth::Scenario s = GetParam().scenario;
-  if (patch_embedding_replicated(s)) {
-    GTEST_SKIP() << "BUG: the replicated patch embedding is counted tp times in model_flops";
-  }
-  const double want = 3.0 * encoder_forward_flops_per_step(s);
+  const double want = 3.0 * encoder_forward_flops_per_step(s) - patch_flops_per_step(s);
   const double base = synth::synthesize(without_encoder(s)).info.model_flops;
   for (const Variant& v : {Variant{"inline", EncoderPlacement::kInline, 1, {}, true, {}},
                            Variant{"transpose_recompute",
@@ -361,13 +359,6 @@ TEST_P(EncoderVariant, EncoderBackwardAndCollectivesMatchTheTraining) {
 // never frees more than it allocated.
 TEST_P(EncoderVariant, EveryAllocationIsFreedByTheEndOfTheStep) {
   const synth::Scenario s = variant_scenario(GetParam());
-  if (s.schedule.encoder == EncoderPlacement::kTranspose && s.encoder.trainable &&
-      s.schedule.encoder_backward == EncoderBackward::kRecompute) {
-    // BUG: StageBuilder::run_transposed, Step::kEncoderRecompute: the recomputed encoder
-    // forward's output (the features, feature_bytes(mb)) is allocated and never freed, so
-    // rank 0 leaks feature_bytes(mb) per recomputed microbatch. Remove this skip once fixed.
-    GTEST_SKIP() << "BUG: centralized recompute leaks the recomputed features on rank 0";
-  }
   for (bool share : {false, true}) {
     SCOPED_TRACE(share ? "shared" : "per rank");
     const graph::ExecGraph g = synth::synthesize(s, {.share_rank_classes = share});
@@ -649,12 +640,7 @@ TEST(MultimodalMix, SamplesFileLinesAreUsedInOrderAndCycled) {
 
 // The longest sample of this file needs 2 x ceil(33 / 4) = 18 LLM tokens, well within 128.
 TEST(MultimodalMix, SamplesFileAloneBoundsTheSequenceCheck) {
-  // BUG: validate_encoder (load_scenario.cpp) starts its maxima from data.images_per_sample.hi
-  // and data.tokens_per_image.hi, whose defaults (1 image of 1024 patches) stay in place when
-  // samples_file is given, and it pairs the most images of one sample with the most patches
-  // of another. This scenario is rejected with "a sample with 2 images of 1024 patches needs
-  // 512 LLM tokens, more than training.seq_len=128" although no sample has 1024 patches.
-  GTEST_SKIP() << "BUG: samples_file scenarios are checked against the default 1024-patch image";
+  // (validate_encoder once checked samples files against the default 1024-patch image.)
   TempDir dir;
   dir.write("samples.csv", "2,10\n0,7\n1,33\n");
   const std::string path =
@@ -683,10 +669,6 @@ TEST(MultimodalMix, EverySampleOfALoadedScenarioFitsTheSequence) {
   } catch (const base::InputError&) {
     return;  // rejected: fine
   }
-  // BUG: validate_encoder (load_scenario.cpp) bounds a sample by images x ceil(patches /
-  // merge), but sample_images rounds patches up to merge x tp with SP, so this scenario loads
-  // and every microbatch carries 150 LLM tokens of features for a 128-token sequence.
-  GTEST_SKIP() << "BUG: the seq_len check ignores the SP rounding of patches";
   for (const auto& mb : synth::models::sample_images(s)) {
     EXPECT_LE(mb.patches() / s.encoder.merge, s.training.seq_len);
   }
@@ -827,6 +809,81 @@ TEST(MultimodalSpill, PredictionFollowsThePlan) {
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 10. The encoder on devices of its own (DistTrain-style disaggregation)
+
+// TP1 x PP2 x DP2 plus two encoder devices on one node: every (replica, microbatch) with
+// images runs its encoder once, on one encoder device, and both first-stage replicas get
+// their features; memory balances; the model FLOPs equal the inline placement's.
+struct SeparateCase {
+  bool trained;
+  std::int64_t tp;
+  bool sp;
+};
+
+class SeparateEncoder : public ::testing::TestWithParam<SeparateCase> {};
+
+TEST_P(SeparateEncoder, RunsEachReplicasMicrobatchOnceOnItsOwnDevices) {
+  const SeparateCase& sc = GetParam();
+  const std::int64_t dp = sc.tp == 1 ? 2 : 1;  // one node: the LLM's 4 devices and 2 more
+  synth::Scenario s = mm_scenario(sc.tp, 2, dp, sc.sp);
+  s.encoder.trainable = sc.trained;
+  const std::int64_t llm = 2 * dp * sc.tp;
+  s.schedule.encoder = EncoderPlacement::kSeparate;
+  s.schedule.encoder_devices = 2;
+  s.cluster.devices = llm + 2;
+  const graph::ExecGraph g = synth::synthesize(s);
+  ASSERT_EQ(g.num_ranks, llm + 2);
+  // First-stage ranks talk to different encoder devices: every rank is a class of its own.
+  ASSERT_EQ(g.classes.size(), static_cast<std::size_t>(llm + 2));
+  const auto mix = synth::models::sample_images(s);
+  std::map<std::int32_t, int> forwards;  // per microbatch, over both replicas
+  int sends = 0;
+  int recvs = 0;
+  for (std::size_t c = 0; c < g.classes.size(); ++c) {
+    const bool device = g.class_rep[c] >= llm;
+    std::int64_t alloc = 0;
+    std::int64_t freed = 0;
+    for (const graph::Node& n : g.classes[c].nodes) {
+      alloc += n.mem_alloc;
+      freed += n.mem_free;
+      const std::string& name = g.names[n.name];
+      if (name == "encoder.patch_embed" && n.phase == graph::Phase::kForward) {
+        EXPECT_TRUE(device) << "the LLM's ranks run no encoder";
+        ++forwards[n.microbatch];
+      }
+      sends += name == "encoder.send_features" ? 1 : 0;
+      recvs += name == "encoder.recv_features" ? 1 : 0;
+    }
+    EXPECT_EQ(alloc, freed) << "class " << c;
+  }
+  int with_images = 0;
+  for (std::size_t j = 0; j < mix.size(); ++j) {
+    const auto groups = static_cast<int>(mix[j].groups.size());
+    with_images += groups > 0 ? 1 : 0;
+    EXPECT_EQ(forwards[static_cast<std::int32_t>(j)], static_cast<int>(dp) * groups)
+        << "microbatch " << j;
+  }
+  EXPECT_EQ(sends, static_cast<int>(dp * sc.tp) * with_images);  // to every first-stage rank
+  EXPECT_EQ(recvs, static_cast<int>(dp * sc.tp) * with_images);
+  synth::Scenario inline_s = s;
+  inline_s.schedule.encoder = EncoderPlacement::kInline;
+  inline_s.cluster.devices = llm;
+  EXPECT_NEAR(g.info.model_flops, synth::synthesize(inline_s).info.model_flops,
+              1e-9 * g.info.model_flops);
+  const Outcome o = run(s, /*share=*/true);
+  EXPECT_GT(o.stats.step_time_s, 0.0);
+  EXPECT_EQ(o.stats.ranks.size(), static_cast<std::size_t>(llm + 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Multimodal, SeparateEncoder,
+                         ::testing::Values(SeparateCase{false, 1, false}, SeparateCase{true, 1, false},
+                                           SeparateCase{true, 2, false}, SeparateCase{true, 2, true}),
+                         [](const ::testing::TestParamInfo<SeparateCase>& i) {
+                           return fmt::format("{}_tp{}{}", i.param.trained ? "trained" : "frozen",
+                                              i.param.tp, i.param.sp ? "_sp" : "");
+                         });
 
 }  // namespace
 }  // namespace tessera::integration
