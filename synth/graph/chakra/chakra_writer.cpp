@@ -7,11 +7,13 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "sim/base/error.h"
 #include "synth/graph/chakra/chakra_reader.h"
 #include "synth/graph/chakra/comm_groups.h"
 #include "synth/graph/chakra/et_def.pb.h"
+#include "synth/graph/chakra/tessera_attrs.h"
 
 namespace tessera::graph::chakra {
 
@@ -130,6 +132,97 @@ void write_message(const google::protobuf::MessageLite& m, std::ofstream& out,
 }
 
 // Node i of `rg` with its deps and attributes; `last` holds each stream's previous node.
+// What read_chakra rebuilds Node::bytes from without tessera.bytes: tensor_size, or
+// comm_size (times the group size for an all-gather).
+double standard_bytes(const RankCtx& c, const Node& n) {
+  if (n.kind == NodeKind::kCollective && n.coll == CollType::kAllGather) {
+    const auto size = static_cast<double>(
+        c.graph.groups[static_cast<std::size_t>(c.group(n.group))].ranks.size());
+    return static_cast<double>(to_int(n.bytes / size)) * size;
+  }
+  return static_cast<double>(to_int(n.bytes));
+}
+
+void add_string(pb::Node& out, const char* name, std::string_view value) {
+  add_attr(out, name).set_string_val(std::string(value));
+}
+
+// The tessera.* attributes (tessera_attrs.h): what the simulator reads beyond Chakra's.
+void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
+  if (n.kind == NodeKind::kCompute) {
+    add_string(out, tattr::kOp, op_class_name(n.op));
+    add_string(out, tattr::kDType, base::dtype_name(n.dtype));
+    if (n.op == OpClass::kGemm) {
+      auto* list = add_attr(out, tattr::kGemm).mutable_int64_list();
+      for (std::int64_t v : {n.gemm.m, n.gemm.n, n.gemm.k, n.gemm.batch}) {
+        list->add_values(v);
+      }
+    }
+    if (static_cast<double>(to_int(n.flops)) != n.flops) {
+      add_attr(out, tattr::kFlops).set_double_val(n.flops);
+    }
+  }
+  if (standard_bytes(c, n) != n.bytes) {
+    add_attr(out, tattr::kBytes).set_double_val(n.bytes);
+  }
+  if (n.fixed_duration >= 0) {
+    add_attr(out, tattr::kDurationPs).set_int64_val(n.fixed_duration);
+  }
+  if (n.mem_alloc != 0) {
+    add_attr(out, tattr::kMemAlloc).set_int64_val(n.mem_alloc);
+  }
+  if (n.mem_free != 0) {
+    add_attr(out, tattr::kMemFree).set_int64_val(n.mem_free);
+  }
+  add_string(out, tattr::kStream, stream_name(n.stream));
+  add_string(out, tattr::kPhase, phase_name(n.phase));
+  if (n.microbatch >= 0) {
+    add_attr(out, tattr::kMicrobatch).set_int64_val(n.microbatch);
+  }
+  if (n.layer >= 0) {
+    add_attr(out, tattr::kLayer).set_int64_val(n.layer);
+  }
+}
+
+pb::AttributeProto& add_meta(pb::GlobalMetadata& meta, const std::string& name) {
+  pb::AttributeProto* a = meta.add_attr();
+  a->set_name(name);
+  return *a;
+}
+
+// The rank's stage and static memory, the step's totals, and every group it uses.
+void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMetadata& meta) {
+  add_meta(meta, tattr::kProducer).set_string_val("tessera");
+  add_meta(meta, tattr::kRank).set_int64_val(c.rank);
+  add_meta(meta, tattr::kStage).set_int64_val(rg.stage);
+  add_meta(meta, tattr::kStaticMemory).set_int64_val(rg.static_memory);
+  add_meta(meta, tattr::kPrecision)
+      .set_string_val(std::string(base::dtype_name(c.options.precision)));
+  add_meta(meta, tattr::kModelFlops).set_double_val(c.graph.info.model_flops);
+  add_meta(meta, tattr::kHardwareFlops).set_double_val(c.graph.info.hardware_flops);
+  add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
+  add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
+  std::set<std::int32_t> used;
+  for (const Node& n : rg.nodes) {
+    if (n.kind == NodeKind::kCollective) {
+      used.insert(c.group(n.group));
+    }
+  }
+  for (std::int32_t g : used) {
+    if (g < 0 || static_cast<std::size_t>(g) >= c.graph.groups.size()) {
+      continue;  // fill_collective reports it
+    }
+    const Group& group = c.graph.groups[static_cast<std::size_t>(g)];
+    add_meta(meta, std::string(tattr::kGroupKindPrefix) + pg_name_of(g))
+        .set_string_val(std::string(group_kind_name(group.kind)));
+    auto* list =
+        add_meta(meta, std::string(tattr::kGroupRanksPrefix) + pg_name_of(g)).mutable_int64_list();
+    for (std::int32_t r : group.ranks) {
+      list->add_values(r);
+    }
+  }
+}
+
 void fill_node(const RankCtx& c, const RankGraph& rg, NodeId i,
                std::array<std::int64_t, kNumStreams>& last, pb::Node& node) {
   const Node& n = rg.nodes[i];
@@ -148,6 +241,9 @@ void fill_node(const RankCtx& c, const RankGraph& rg, NodeId i,
   } else {
     fill_p2p(c, n, node);
   }
+  if (c.options.tessera_attrs) {
+    fill_tessera(c, n, node);
+  }
 }
 
 }  // namespace
@@ -161,8 +257,11 @@ void write_rank(const ExecGraph& graph, const RankGraph& rg, std::int32_t rank,
   }
   pb::GlobalMetadata meta;
   meta.set_version(kEtVersion);
-  write_message(meta, out, path);
   const RankCtx c{graph, rank, options};
+  if (options.tessera_attrs) {
+    fill_tessera_metadata(c, rg, meta);
+  }
+  write_message(meta, out, path);
   std::array<std::int64_t, kNumStreams> last{};
   last.fill(-1);
   pb::Node node;

@@ -7,6 +7,7 @@
 
 #include "sim/base/error.h"
 #include "synth/graph/chakra/et_order.h"
+#include "synth/graph/chakra/tessera_attrs.h"
 
 namespace tessera::graph::chakra {
 
@@ -165,22 +166,93 @@ Node to_node(const Ctx& c, const EtNode& n) {
   return out;
 }
 
+// The value of a tessera.* enum attribute, or InputError naming the value.
+template <typename E, typename Parse>
+std::optional<E> enum_attr(const Ctx& c, const EtNode& n, const char* name, Parse parse) {
+  std::optional<std::string> text = string_attr(c.t, n, name);
+  if (!text) {
+    return std::nullopt;
+  }
+  std::optional<E> v = parse(*text);
+  if (!v) {
+    fail(c.t, n, "unknown value '" + *text + "' of attribute '" + name + "'");
+  }
+  return v;
+}
+
+double double_attr(const Ctx& c, const EtNode& n, const char* name, double fallback) {
+  const EtAttr* a = n.attr(name);
+  if (a == nullptr) {
+    return fallback;
+  }
+  if (a->kind != AttrKind::kFloat) {
+    fail(c.t, n, std::string("attribute '") + name + "' is not a floating-point value");
+  }
+  return a->float_val;
+}
+
+void apply_gemm(const Ctx& c, const EtNode& n, Node& out) {
+  const EtAttr* a = n.attr(tattr::kGemm);
+  if (a == nullptr) {
+    return;
+  }
+  if (a->kind != AttrKind::kList || a->int_list.size() != 4) {
+    fail(c.t, n, std::string("attribute '") + tattr::kGemm + "' is not a list of 4 integers");
+  }
+  out.gemm = GemmDims{a->int_list[0], a->int_list[1], a->int_list[2], a->int_list[3]};
+}
+
+// What a Tessera trace adds beyond Chakra (tessera_attrs.h); absent attributes leave the
+// standard reading alone. Returns whether tessera.bytes set the exact bytes.
+bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
+  if (auto op = enum_attr<OpClass>(c, n, tattr::kOp, tattr::parse_op_class)) {
+    out.op = *op;
+  }
+  if (auto d = enum_attr<base::DType>(c, n, tattr::kDType, tattr::parse_dtype)) {
+    out.dtype = *d;
+  }
+  apply_gemm(c, n, out);
+  out.flops = double_attr(c, n, tattr::kFlops, out.flops);
+  const bool exact_bytes = n.attr(tattr::kBytes) != nullptr;
+  out.bytes = double_attr(c, n, tattr::kBytes, out.bytes);
+  if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
+    out.fixed_duration = *ps;
+  }
+  out.mem_alloc = int_attr(c.t, n, tattr::kMemAlloc).value_or(out.mem_alloc);
+  out.mem_free = int_attr(c.t, n, tattr::kMemFree).value_or(out.mem_free);
+  if (auto s = enum_attr<Stream>(c, n, tattr::kStream, tattr::parse_stream)) {
+    const bool p2p = out.kind == NodeKind::kSend || out.kind == NodeKind::kRecv;
+    if (p2p == ordered_stream(*s) || (out.kind == NodeKind::kCompute) != (*s == Stream::kCompute)) {
+      fail(c.t, n, "stream '" + std::string(stream_name(*s)) + "' does not fit this node type");
+    }
+    out.stream = *s;
+  }
+  if (auto p = enum_attr<Phase>(c, n, tattr::kPhase, tattr::parse_phase)) {
+    out.phase = *p;
+  }
+  out.microbatch =
+      static_cast<std::int32_t>(int_attr(c.t, n, tattr::kMicrobatch).value_or(out.microbatch));
+  out.layer = static_cast<std::int32_t>(int_attr(c.t, n, tattr::kLayer).value_or(out.layer));
+  return exact_bytes;
+}
+
 // A ctrl dep between two nodes of the same ordered stream (compute or collectives) is
 // already implied by the stream order.
 bool implied_by_stream(const Node& dep, const Node& node) {
-  return dep.stream == node.stream &&
-         (node.stream == Stream::kCompute || node.stream == Stream::kDP);
+  return dep.stream == node.stream && ordered_stream(node.stream);
 }
 
 }  // namespace
 
 RankGraph convert_rank(const EtTrace& t, std::int32_t rank, GroupTable& groups, ExecGraph& graph,
-                       const ImportOptions& options) {
+                       const ImportOptions& options, std::vector<NodeId>* exact_bytes) {
   const TraceOrder order = order_trace(t);
   const Ctx c{t, rank, groups, options};
   std::vector<Node> nodes(t.nodes.size());
+  std::vector<char> exact(t.nodes.size(), 0);
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     nodes[i] = to_node(c, t.nodes[i]);
+    exact[i] = apply_tessera(c, t.nodes[i], nodes[i]) ? 1 : 0;
     nodes[i].name = graph.intern(t.nodes[i].name);
   }
   std::vector<NodeId> new_id(t.nodes.size());
@@ -194,6 +266,9 @@ RankGraph convert_rank(const EtTrace& t, std::int32_t rank, GroupTable& groups, 
       }
     }
     new_id[pos] = out.add(nodes[pos], deps);
+    if (exact[pos] != 0 && exact_bytes != nullptr) {
+      exact_bytes->push_back(new_id[pos]);
+    }
   }
   return out;
 }
