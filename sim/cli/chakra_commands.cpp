@@ -164,8 +164,9 @@ int inspect(const std::string& path) {
     fmt::print("  metadata {} = {} ({})\n", a.name, attr_text(a), a.variant);
   }
   std::map<std::string, std::size_t> kinds;
-  std::map<std::string, std::size_t> ops;  // tessera.op -> count (Tessera's own traces)
-  std::map<std::string, Volume> colls;     // collective type -> count, comm_size, groups
+  std::map<std::string, std::size_t>
+      ops;                              // op class (tessera.node) -> count (Tessera's own traces)
+  std::map<std::string, Volume> colls;  // collective type -> count, comm_size, groups
   Volume sends;
   Volume recvs;
   std::int64_t num_ops = 0;
@@ -186,8 +187,10 @@ int inspect(const std::string& path) {
     } else if (n.type == static_cast<int>(chakra::EtNodeType::kComp)) {
       num_ops += chakra::int_attr(t, n, "num_ops").value_or(0);
       tensor_bytes += chakra::int_attr(t, n, "tensor_size").value_or(0);
-      if (auto op = chakra::string_attr(t, n, "tessera.op")) {
-        ++ops[*op];
+      const chakra::EtAttr* packed = n.attr("tessera.node");
+      if (packed != nullptr && packed->int_list.size() > 6 && packed->int_list[6] >= 0 &&
+          packed->int_list[6] < graph::kNumOpClasses) {
+        ++ops[std::string(graph::op_class_name(static_cast<graph::OpClass>(packed->int_list[6])))];
       }
     }
   }
@@ -199,7 +202,7 @@ int inspect(const std::string& path) {
   fmt::print("  compute: {:.4g} FLOPs in num_ops, {} in tensor_size\n",
              static_cast<double>(num_ops), base::format_bytes(static_cast<double>(tensor_bytes)));
   if (!ops.empty()) {
-    fmt::print("  compute by tessera.op:");
+    fmt::print("  compute by op class (tessera.node):");
     for (const auto& [op, n] : ops) {
       fmt::print(" {} {}", n, op);
     }

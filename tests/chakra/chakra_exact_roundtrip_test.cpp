@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hwprofiles/hw_profile.h"
+#include "sim/base/error.h"
 #include "sim/simulation.h"
 #include "synth/graph/chakra/chakra_reader.h"
 #include "synth/graph/chakra/chakra_writer.h"
@@ -102,6 +103,34 @@ TEST(ExactRoundTrip, MultiNodePipelineAndDataParallelMatchDirectSimulation) {
     ImportInfo info;
     SCOPED_TRACE(schedule);
     expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/pp", info));
+  }
+}
+
+// A malformed tessera.node is an input error naming the node, never a silent misreading.
+TEST(ExactRoundTrip, MalformedTesseraNodeIsAnInputError) {
+  using ChakraProtoMsg::COMP_NODE;
+  const std::vector<std::vector<std::int64_t>> bad = {
+      {0, 0, 1, 1, 0},            // too short
+      {9, 0, 1, 1, 0, 0, 0, 0},   // no such stream
+      {1, 0, 1, 1, 0, 0, 0, 0},   // compute on the tp stream
+      {0, 0, 1, 1, 0, 0, 42, 0},  // no such op class
+  };
+  for (const auto& values : bad) {
+    ChakraProtoMsg::Node n = chakra_test::et_node(0, COMP_NODE);
+    chakra_test::et_attr(n, "num_ops").set_int64_val(10);
+    chakra_test::et_attr(n, "tensor_size").set_int64_val(10);
+    auto* list = chakra_test::et_attr(n, "tessera.node").mutable_int64_list();
+    for (std::int64_t v : values) {
+      list->add_values(v);
+    }
+    chakra_test::TempDir dir;
+    chakra_test::write_bytes(dir.path() + "/t.0.et", chakra_test::et_bytes({n}));
+    try {
+      read_chakra(dir.path() + "/t");
+      ADD_FAILURE() << "accepted tessera.node of " << values.size() << " entries";
+    } catch (const base::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node 0"), std::string::npos) << e.what();
+    }
   }
 }
 

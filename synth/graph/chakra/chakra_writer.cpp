@@ -73,10 +73,24 @@ struct RankCtx {
   }
 };
 
+// num_ops and tensor_size: the FLOPs and bytes, but at least 1 each. ASTRA-sim's roofline
+// takes num_ops / min(bandwidth x num_ops / tensor_size, peak), which is 0 / 0 for a node
+// without FLOPs (its runtime becomes garbage), and it skips a node with tensor_size 0
+// without issuing the nodes that become ready, so the rank hangs. With 1 FLOP a memory-only
+// node takes its memory time, tensor_size / bandwidth, and a free node ~0 ns.
+// tessera.flops / tessera.bytes keep the exact values.
+std::int64_t num_ops_of(const Node& n) {
+  return std::max<std::int64_t>(to_int(n.flops), 1);
+}
+
+std::int64_t tensor_size_of(const Node& n) {
+  return std::max<std::int64_t>(to_int(n.bytes), 1);
+}
+
 void fill_compute(const Node& n, pb::Node& out) {
   out.set_type(pb::COMP_NODE);
-  add_attr(out, "num_ops").set_int64_val(to_int(n.flops));
-  add_attr(out, "tensor_size").set_uint64_val(static_cast<std::uint64_t>(to_int(n.bytes)));
+  add_attr(out, "num_ops").set_int64_val(num_ops_of(n));
+  add_attr(out, "tensor_size").set_uint64_val(static_cast<std::uint64_t>(tensor_size_of(n)));
   if (n.fixed_duration >= 0) {
     out.set_duration_micros(static_cast<std::uint64_t>(
         std::llround(static_cast<double>(n.fixed_duration) / kPsPerMicro)));
@@ -135,6 +149,9 @@ void write_message(const google::protobuf::MessageLite& m, std::ofstream& out,
 // What read_chakra rebuilds Node::bytes from without tessera.bytes: tensor_size, or
 // comm_size (times the group size for an all-gather).
 double standard_bytes(const RankCtx& c, const Node& n) {
+  if (n.kind == NodeKind::kCompute) {
+    return static_cast<double>(tensor_size_of(n));
+  }
   if (n.kind == NodeKind::kCollective && n.coll == CollType::kAllGather) {
     const auto size = static_cast<double>(
         c.graph.groups[static_cast<std::size_t>(c.group(n.group))].ranks.size());
@@ -143,22 +160,23 @@ double standard_bytes(const RankCtx& c, const Node& n) {
   return static_cast<double>(to_int(n.bytes));
 }
 
-void add_string(pb::Node& out, const char* name, std::string_view value) {
-  add_attr(out, name).set_string_val(std::string(value));
-}
-
 // The tessera.* attributes (tessera_attrs.h): what the simulator reads beyond Chakra's.
 void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
+  auto* list = add_attr(out, tattr::kNode).mutable_int64_list();
+  for (std::int64_t v : {static_cast<std::int64_t>(n.stream), static_cast<std::int64_t>(n.phase),
+                         static_cast<std::int64_t>(n.microbatch) + 1,
+                         static_cast<std::int64_t>(n.layer) + 1, n.mem_alloc, n.mem_free}) {
+    list->add_values(v);
+  }
   if (n.kind == NodeKind::kCompute) {
-    add_string(out, tattr::kOp, op_class_name(n.op));
-    add_string(out, tattr::kDType, base::dtype_name(n.dtype));
+    list->add_values(static_cast<std::int64_t>(n.op));
+    list->add_values(static_cast<std::int64_t>(n.dtype));
     if (n.op == OpClass::kGemm) {
-      auto* list = add_attr(out, tattr::kGemm).mutable_int64_list();
       for (std::int64_t v : {n.gemm.m, n.gemm.n, n.gemm.k, n.gemm.batch}) {
         list->add_values(v);
       }
     }
-    if (static_cast<double>(to_int(n.flops)) != n.flops) {
+    if (static_cast<double>(num_ops_of(n)) != n.flops) {
       add_attr(out, tattr::kFlops).set_double_val(n.flops);
     }
   }
@@ -167,20 +185,6 @@ void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
   }
   if (n.fixed_duration >= 0) {
     add_attr(out, tattr::kDurationPs).set_int64_val(n.fixed_duration);
-  }
-  if (n.mem_alloc != 0) {
-    add_attr(out, tattr::kMemAlloc).set_int64_val(n.mem_alloc);
-  }
-  if (n.mem_free != 0) {
-    add_attr(out, tattr::kMemFree).set_int64_val(n.mem_free);
-  }
-  add_string(out, tattr::kStream, stream_name(n.stream));
-  add_string(out, tattr::kPhase, phase_name(n.phase));
-  if (n.microbatch >= 0) {
-    add_attr(out, tattr::kMicrobatch).set_int64_val(n.microbatch);
-  }
-  if (n.layer >= 0) {
-    add_attr(out, tattr::kLayer).set_int64_val(n.layer);
   }
 }
 

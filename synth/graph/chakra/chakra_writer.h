@@ -30,7 +30,8 @@ struct ExportOptions {
 // Contract: writes <prefix>.<rank>.et: GlobalMetadata (version kEtVersion), then node i of
 // `rg` as Chakra node id i, with data_deps = its dependencies. Attributes (integer variant
 // in brackets; every node also carries is_cpu_op = false [bool]):
-//   COMP_NODE       num_ops = flops [int64], tensor_size = bytes [uint64],
+//   COMP_NODE       num_ops = flops [int64], tensor_size = bytes [uint64], each at least 1
+//                   (ASTRA-sim's roofline divides 0 by 0 or hangs on 0; see the .cpp),
 //                   duration_micros = fixed_duration in us (rounded) when set
 //   COMM_COLL_NODE  comm_type [int64], comm_size [int64] (all-gather: bytes / group size,
 //                   the per-rank shard), pg_name = group index + 1 [string]

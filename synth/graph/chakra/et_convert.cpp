@@ -166,20 +166,6 @@ Node to_node(const Ctx& c, const EtNode& n) {
   return out;
 }
 
-// The value of a tessera.* enum attribute, or InputError naming the value.
-template <typename E, typename Parse>
-std::optional<E> enum_attr(const Ctx& c, const EtNode& n, const char* name, Parse parse) {
-  std::optional<std::string> text = string_attr(c.t, n, name);
-  if (!text) {
-    return std::nullopt;
-  }
-  std::optional<E> v = parse(*text);
-  if (!v) {
-    fail(c.t, n, "unknown value '" + *text + "' of attribute '" + name + "'");
-  }
-  return v;
-}
-
 double double_attr(const Ctx& c, const EtNode& n, const char* name, double fallback) {
   const EtAttr* a = n.attr(name);
   if (a == nullptr) {
@@ -191,48 +177,64 @@ double double_attr(const Ctx& c, const EtNode& n, const char* name, double fallb
   return a->float_val;
 }
 
-void apply_gemm(const Ctx& c, const EtNode& n, Node& out) {
-  const EtAttr* a = n.attr(tattr::kGemm);
+// list[i] as an enum value below `count`, or InputError.
+template <typename E>
+E enum_at(const Ctx& c, const EtNode& n, const std::vector<std::int64_t>& list, std::size_t i,
+          int count, const char* what) {
+  if (list[i] < 0 || list[i] >= count) {
+    fail(c.t, n,
+         std::string("attribute '") + tattr::kNode + "' holds " + std::to_string(list[i]) +
+             ", not a " + what);
+  }
+  return static_cast<E>(list[i]);
+}
+
+// tessera.node (tessera_attrs.h): stream, phase, microbatch, layer, memory; op, dtype and
+// GEMM dims for compute nodes.
+void apply_packed(const Ctx& c, const EtNode& n, Node& out) {
+  const EtAttr* a = n.attr(tattr::kNode);
   if (a == nullptr) {
     return;
   }
-  if (a->kind != AttrKind::kList || a->int_list.size() != 4) {
-    fail(c.t, n, std::string("attribute '") + tattr::kGemm + "' is not a list of 4 integers");
+  const std::vector<std::int64_t>& v = a->int_list;
+  const bool compute = out.kind == NodeKind::kCompute;
+  const std::size_t want = !compute ? tattr::kNodeCommon : tattr::kNodeCompute;
+  if (a->kind != AttrKind::kList || (v.size() != want && v.size() != tattr::kNodeGemm) ||
+      (v.size() == tattr::kNodeGemm && !compute)) {
+    fail(c.t, n,
+         std::string("attribute '") + tattr::kNode + "' is not a list of " + std::to_string(want) +
+             (compute ? " or 12" : "") + " integers");
   }
-  out.gemm = GemmDims{a->int_list[0], a->int_list[1], a->int_list[2], a->int_list[3]};
+  const auto stream = enum_at<Stream>(c, n, v, 0, kNumStreams, "stream");
+  const bool p2p = out.kind == NodeKind::kSend || out.kind == NodeKind::kRecv;
+  if (p2p == ordered_stream(stream) || compute != (stream == Stream::kCompute)) {
+    fail(c.t, n, "stream '" + std::string(stream_name(stream)) + "' does not fit this node type");
+  }
+  out.stream = stream;
+  out.phase = enum_at<Phase>(c, n, v, 1, 4, "phase");
+  out.microbatch = static_cast<std::int32_t>(v[2] - 1);
+  out.layer = static_cast<std::int32_t>(v[3] - 1);
+  out.mem_alloc = v[4];
+  out.mem_free = v[5];
+  if (compute) {
+    out.op = enum_at<OpClass>(c, n, v, 6, kNumOpClasses, "op class");
+    out.dtype = enum_at<base::DType>(c, n, v, 7, base::kNumDTypes, "dtype");
+    if (v.size() == tattr::kNodeGemm) {
+      out.gemm = GemmDims{v[8], v[9], v[10], v[11]};
+    }
+  }
 }
 
 // What a Tessera trace adds beyond Chakra (tessera_attrs.h); absent attributes leave the
 // standard reading alone. Returns whether tessera.bytes set the exact bytes.
 bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
-  if (auto op = enum_attr<OpClass>(c, n, tattr::kOp, tattr::parse_op_class)) {
-    out.op = *op;
-  }
-  if (auto d = enum_attr<base::DType>(c, n, tattr::kDType, tattr::parse_dtype)) {
-    out.dtype = *d;
-  }
-  apply_gemm(c, n, out);
+  apply_packed(c, n, out);
   out.flops = double_attr(c, n, tattr::kFlops, out.flops);
   const bool exact_bytes = n.attr(tattr::kBytes) != nullptr;
   out.bytes = double_attr(c, n, tattr::kBytes, out.bytes);
   if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
     out.fixed_duration = *ps;
   }
-  out.mem_alloc = int_attr(c.t, n, tattr::kMemAlloc).value_or(out.mem_alloc);
-  out.mem_free = int_attr(c.t, n, tattr::kMemFree).value_or(out.mem_free);
-  if (auto s = enum_attr<Stream>(c, n, tattr::kStream, tattr::parse_stream)) {
-    const bool p2p = out.kind == NodeKind::kSend || out.kind == NodeKind::kRecv;
-    if (p2p == ordered_stream(*s) || (out.kind == NodeKind::kCompute) != (*s == Stream::kCompute)) {
-      fail(c.t, n, "stream '" + std::string(stream_name(*s)) + "' does not fit this node type");
-    }
-    out.stream = *s;
-  }
-  if (auto p = enum_attr<Phase>(c, n, tattr::kPhase, tattr::parse_phase)) {
-    out.phase = *p;
-  }
-  out.microbatch =
-      static_cast<std::int32_t>(int_attr(c.t, n, tattr::kMicrobatch).value_or(out.microbatch));
-  out.layer = static_cast<std::int32_t>(int_attr(c.t, n, tattr::kLayer).value_or(out.layer));
   return exact_bytes;
 }
 

@@ -19,18 +19,6 @@ std::optional<E> parse_enum(std::string_view text, int count, NameFn name) {
 
 }  // namespace
 
-std::optional<OpClass> parse_op_class(std::string_view name) {
-  return parse_enum<OpClass>(name, kNumOpClasses, op_class_name);
-}
-
-std::optional<Stream> parse_stream(std::string_view name) {
-  return parse_enum<Stream>(name, kNumStreams, stream_name);
-}
-
-std::optional<Phase> parse_phase(std::string_view name) {
-  return parse_enum<Phase>(name, 4, phase_name);
-}
-
 std::optional<GroupKind> parse_group_kind(std::string_view name) {
   return parse_enum<GroupKind>(name, kNumGroupKinds, group_kind_name);
 }
