@@ -126,9 +126,12 @@ void expect_contract(const ExecGraph& g, std::int32_t rank, const RawNode& rn, c
   if (n.kind == NodeKind::kCompute) {
     EXPECT_EQ(rn.type, 4);
     EXPECT_EQ(rn.at("num_ops").value_field, kInt64Val);
-    EXPECT_EQ(rn.at("num_ops").varint, static_cast<std::uint64_t>(std::llround(n.flops)));
+    // At least 1 each: ASTRA-sim's roofline cannot time 0 (chakra_writer.h).
+    EXPECT_EQ(rn.at("num_ops").varint,
+              static_cast<std::uint64_t>(std::max(std::llround(n.flops), 1LL)));
     EXPECT_EQ(rn.at("tensor_size").value_field, kUint64Val);
-    EXPECT_EQ(rn.at("tensor_size").varint, static_cast<std::uint64_t>(std::llround(n.bytes)));
+    EXPECT_EQ(rn.at("tensor_size").varint,
+              static_cast<std::uint64_t>(std::max(std::llround(n.bytes), 1LL)));
   } else if (n.kind == NodeKind::kCollective) {
     const auto members = g.groups[static_cast<std::size_t>(n.group)].ranks.size();
     const double shard =

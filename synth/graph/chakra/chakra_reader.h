@@ -21,6 +21,12 @@ struct ImportOptions {
   std::int32_t num_ranks = 0;
 };
 
+// What read_chakra learnt about the traces' origin.
+struct ImportInfo {
+  bool tessera = false;                        // written by Tessera (tessera.producer)
+  base::DType precision = base::DType::kBF16;  // tessera.precision, for peak FLOP/s
+};
+
 std::string et_path(const std::string& prefix, std::int32_t rank);  // "<prefix>.<rank>.et"
 
 // One file in neutral form (gzip accepted). Throws base::InputError naming the file and the
@@ -41,9 +47,15 @@ EtTrace read_et_file(const std::string& path);
 //    compute stream, collectives on the dp stream (both in that order); sends and receives
 //    on the pipeline streams. A ctrl dep already implied by that stream order is dropped.
 //  - every group's kind is GroupKind::kDP (the JSON does not say).
+//  - Tessera's own traces (tessera_attrs.h) restore everything else the simulator reads:
+//    op class, GEMM dims, dtype, exact FLOPs and bytes, fixed durations in ps, memory,
+//    streams, phases, microbatches, layers; per rank its stage and static memory; group
+//    kinds and ring order; the step's FLOPs and tokens. Simulated with rendezvous sends,
+//    such a round trip gives the direct simulation's results exactly.
 // Integer attributes may use any integer variant. Throws base::InputError naming the file
 // and node on a missing or ill-typed attribute, an unknown node or collective type, a
 // dependency on a missing node id, a cycle, or a peer outside the ranks.
-ExecGraph read_chakra(const std::string& prefix, const ImportOptions& options = {});
+ExecGraph read_chakra(const std::string& prefix, const ImportOptions& options = {},
+                      ImportInfo* info = nullptr);
 
 }  // namespace tessera::graph::chakra

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "sim/base/error.h"
 #include "synth/graph/chakra/chakra_reader.h"
 #include "synth/graph/chakra/comm_groups.h"
 #include "synth/graph/chakra/et_def.pb.h"
+#include "synth/graph/chakra/tessera_attrs.h"
 
 namespace tessera::graph::chakra {
 
@@ -71,10 +73,24 @@ struct RankCtx {
   }
 };
 
+// num_ops and tensor_size: the FLOPs and bytes, but at least 1 each. ASTRA-sim's roofline
+// takes num_ops / min(bandwidth x num_ops / tensor_size, peak), which is 0 / 0 for a node
+// without FLOPs (its runtime becomes garbage), and it skips a node with tensor_size 0
+// without issuing the nodes that become ready, so the rank hangs. With 1 FLOP a memory-only
+// node takes its memory time, tensor_size / bandwidth, and a free node ~0 ns.
+// tessera.flops / tessera.bytes keep the exact values.
+std::int64_t num_ops_of(const Node& n) {
+  return std::max<std::int64_t>(to_int(n.flops), 1);
+}
+
+std::int64_t tensor_size_of(const Node& n) {
+  return std::max<std::int64_t>(to_int(n.bytes), 1);
+}
+
 void fill_compute(const Node& n, pb::Node& out) {
   out.set_type(pb::COMP_NODE);
-  add_attr(out, "num_ops").set_int64_val(to_int(n.flops));
-  add_attr(out, "tensor_size").set_uint64_val(static_cast<std::uint64_t>(to_int(n.bytes)));
+  add_attr(out, "num_ops").set_int64_val(num_ops_of(n));
+  add_attr(out, "tensor_size").set_uint64_val(static_cast<std::uint64_t>(tensor_size_of(n)));
   if (n.fixed_duration >= 0) {
     out.set_duration_micros(static_cast<std::uint64_t>(
         std::llround(static_cast<double>(n.fixed_duration) / kPsPerMicro)));
@@ -130,6 +146,87 @@ void write_message(const google::protobuf::MessageLite& m, std::ofstream& out,
 }
 
 // Node i of `rg` with its deps and attributes; `last` holds each stream's previous node.
+// What read_chakra rebuilds Node::bytes from without tessera.bytes: tensor_size, or
+// comm_size (times the group size for an all-gather).
+double standard_bytes(const RankCtx& c, const Node& n) {
+  if (n.kind == NodeKind::kCompute) {
+    return static_cast<double>(tensor_size_of(n));
+  }
+  if (n.kind == NodeKind::kCollective && n.coll == CollType::kAllGather) {
+    const auto size = static_cast<double>(
+        c.graph.groups[static_cast<std::size_t>(c.group(n.group))].ranks.size());
+    return static_cast<double>(to_int(n.bytes / size)) * size;
+  }
+  return static_cast<double>(to_int(n.bytes));
+}
+
+// The tessera.* attributes (tessera_attrs.h): what the simulator reads beyond Chakra's.
+void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
+  auto* list = add_attr(out, tattr::kNode).mutable_int64_list();
+  for (std::int64_t v : {static_cast<std::int64_t>(n.stream), static_cast<std::int64_t>(n.phase),
+                         static_cast<std::int64_t>(n.microbatch) + 1,
+                         static_cast<std::int64_t>(n.layer) + 1, n.mem_alloc, n.mem_free}) {
+    list->add_values(v);
+  }
+  if (n.kind == NodeKind::kCompute) {
+    list->add_values(static_cast<std::int64_t>(n.op));
+    list->add_values(static_cast<std::int64_t>(n.dtype));
+    if (n.op == OpClass::kGemm) {
+      for (std::int64_t v : {n.gemm.m, n.gemm.n, n.gemm.k, n.gemm.batch}) {
+        list->add_values(v);
+      }
+    }
+    if (static_cast<double>(num_ops_of(n)) != n.flops) {
+      add_attr(out, tattr::kFlops).set_double_val(n.flops);
+    }
+  }
+  if (standard_bytes(c, n) != n.bytes) {
+    add_attr(out, tattr::kBytes).set_double_val(n.bytes);
+  }
+  if (n.fixed_duration >= 0) {
+    add_attr(out, tattr::kDurationPs).set_int64_val(n.fixed_duration);
+  }
+}
+
+pb::AttributeProto& add_meta(pb::GlobalMetadata& meta, const std::string& name) {
+  pb::AttributeProto* a = meta.add_attr();
+  a->set_name(name);
+  return *a;
+}
+
+// The rank's stage and static memory, the step's totals, and every group it uses.
+void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMetadata& meta) {
+  add_meta(meta, tattr::kProducer).set_string_val("tessera");
+  add_meta(meta, tattr::kRank).set_int64_val(c.rank);
+  add_meta(meta, tattr::kStage).set_int64_val(rg.stage);
+  add_meta(meta, tattr::kStaticMemory).set_int64_val(rg.static_memory);
+  add_meta(meta, tattr::kPrecision)
+      .set_string_val(std::string(base::dtype_name(c.options.precision)));
+  add_meta(meta, tattr::kModelFlops).set_double_val(c.graph.info.model_flops);
+  add_meta(meta, tattr::kHardwareFlops).set_double_val(c.graph.info.hardware_flops);
+  add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
+  add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
+  std::set<std::int32_t> used;
+  for (const Node& n : rg.nodes) {
+    if (n.kind == NodeKind::kCollective) {
+      used.insert(c.group(n.group));
+    }
+  }
+  for (std::int32_t g : used) {
+    if (g < 0 || static_cast<std::size_t>(g) >= c.graph.groups.size()) {
+      continue;  // fill_collective reports it
+    }
+    const Group& group = c.graph.groups[static_cast<std::size_t>(g)];
+    add_meta(meta, std::string(tattr::kGroupKindPrefix) + pg_name_of(g))
+        .set_string_val(std::string(group_kind_name(group.kind)));
+    auto* list =
+        add_meta(meta, std::string(tattr::kGroupRanksPrefix) + pg_name_of(g)).mutable_int64_list();
+    for (std::int32_t r : group.ranks) {
+      list->add_values(r);
+    }
+  }
+}
+
 void fill_node(const RankCtx& c, const RankGraph& rg, NodeId i,
                std::array<std::int64_t, kNumStreams>& last, pb::Node& node) {
   const Node& n = rg.nodes[i];
@@ -148,6 +245,9 @@ void fill_node(const RankCtx& c, const RankGraph& rg, NodeId i,
   } else {
     fill_p2p(c, n, node);
   }
+  if (c.options.tessera_attrs) {
+    fill_tessera(c, n, node);
+  }
 }
 
 }  // namespace
@@ -161,8 +261,11 @@ void write_rank(const ExecGraph& graph, const RankGraph& rg, std::int32_t rank,
   }
   pb::GlobalMetadata meta;
   meta.set_version(kEtVersion);
-  write_message(meta, out, path);
   const RankCtx c{graph, rank, options};
+  if (options.tessera_attrs) {
+    fill_tessera_metadata(c, rg, meta);
+  }
+  write_message(meta, out, path);
   std::array<std::int64_t, kNumStreams> last{};
   last.fill(-1);
   pb::Node node;

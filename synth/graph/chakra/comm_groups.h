@@ -41,6 +41,8 @@ class GroupTable {
                    const EtNode& n);
   // Appends the groups to graph.groups and returns provisional index -> final index.
   std::vector<std::int32_t> finish(ExecGraph& graph) const;
+  // The pg_names seen, by provisional index.
+  [[nodiscard]] const std::vector<std::string>& ids() const { return names_; }
 
  private:
   [[nodiscard]] std::vector<std::int32_t> members(std::size_t index) const;

@@ -7,6 +7,7 @@
 
 #include "sim/base/error.h"
 #include "synth/graph/chakra/et_order.h"
+#include "synth/graph/chakra/tessera_attrs.h"
 
 namespace tessera::graph::chakra {
 
@@ -165,22 +166,95 @@ Node to_node(const Ctx& c, const EtNode& n) {
   return out;
 }
 
+double double_attr(const Ctx& c, const EtNode& n, const char* name, double fallback) {
+  const EtAttr* a = n.attr(name);
+  if (a == nullptr) {
+    return fallback;
+  }
+  if (a->kind != AttrKind::kFloat) {
+    fail(c.t, n, std::string("attribute '") + name + "' is not a floating-point value");
+  }
+  return a->float_val;
+}
+
+// list[i] as an enum value below `count`, or InputError.
+template <typename E>
+E enum_at(const Ctx& c, const EtNode& n, const std::vector<std::int64_t>& list, std::size_t i,
+          int count, const char* what) {
+  if (list[i] < 0 || list[i] >= count) {
+    fail(c.t, n,
+         std::string("attribute '") + tattr::kNode + "' holds " + std::to_string(list[i]) +
+             ", not a " + what);
+  }
+  return static_cast<E>(list[i]);
+}
+
+// tessera.node (tessera_attrs.h): stream, phase, microbatch, layer, memory; op, dtype and
+// GEMM dims for compute nodes.
+void apply_packed(const Ctx& c, const EtNode& n, Node& out) {
+  const EtAttr* a = n.attr(tattr::kNode);
+  if (a == nullptr) {
+    return;
+  }
+  const std::vector<std::int64_t>& v = a->int_list;
+  const bool compute = out.kind == NodeKind::kCompute;
+  const std::size_t want = !compute ? tattr::kNodeCommon : tattr::kNodeCompute;
+  if (a->kind != AttrKind::kList || (v.size() != want && v.size() != tattr::kNodeGemm) ||
+      (v.size() == tattr::kNodeGemm && !compute)) {
+    fail(c.t, n,
+         std::string("attribute '") + tattr::kNode + "' is not a list of " + std::to_string(want) +
+             (compute ? " or 12" : "") + " integers");
+  }
+  const auto stream = enum_at<Stream>(c, n, v, 0, kNumStreams, "stream");
+  const bool p2p = out.kind == NodeKind::kSend || out.kind == NodeKind::kRecv;
+  if (p2p == ordered_stream(stream) || compute != (stream == Stream::kCompute)) {
+    fail(c.t, n, "stream '" + std::string(stream_name(stream)) + "' does not fit this node type");
+  }
+  out.stream = stream;
+  out.phase = enum_at<Phase>(c, n, v, 1, 4, "phase");
+  out.microbatch = static_cast<std::int32_t>(v[2] - 1);
+  out.layer = static_cast<std::int32_t>(v[3] - 1);
+  out.mem_alloc = v[4];
+  out.mem_free = v[5];
+  if (compute) {
+    out.op = enum_at<OpClass>(c, n, v, 6, kNumOpClasses, "op class");
+    out.dtype = enum_at<base::DType>(c, n, v, 7, base::kNumDTypes, "dtype");
+    if (v.size() == tattr::kNodeGemm) {
+      out.gemm = GemmDims{v[8], v[9], v[10], v[11]};
+    }
+  }
+}
+
+// What a Tessera trace adds beyond Chakra (tessera_attrs.h); absent attributes leave the
+// standard reading alone. Returns whether tessera.bytes set the exact bytes.
+bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
+  apply_packed(c, n, out);
+  out.flops = double_attr(c, n, tattr::kFlops, out.flops);
+  const bool exact_bytes = n.attr(tattr::kBytes) != nullptr;
+  out.bytes = double_attr(c, n, tattr::kBytes, out.bytes);
+  if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
+    out.fixed_duration = *ps;
+  }
+  return exact_bytes;
+}
+
 // A ctrl dep between two nodes of the same ordered stream (compute or collectives) is
 // already implied by the stream order.
 bool implied_by_stream(const Node& dep, const Node& node) {
-  return dep.stream == node.stream &&
-         (node.stream == Stream::kCompute || node.stream == Stream::kDP);
+  return dep.stream == node.stream && ordered_stream(node.stream);
 }
 
 }  // namespace
 
 RankGraph convert_rank(const EtTrace& t, std::int32_t rank, GroupTable& groups, ExecGraph& graph,
-                       const ImportOptions& options) {
+                       const ImportOptions& options, std::vector<NodeId>* exact_bytes) {
   const TraceOrder order = order_trace(t);
   const Ctx c{t, rank, groups, options};
   std::vector<Node> nodes(t.nodes.size());
+  std::vector<char> exact(t.nodes.size(), 0);
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     nodes[i] = to_node(c, t.nodes[i]);
+    exact[i] = apply_tessera(c, t.nodes[i], nodes[i]) ? 1 : 0;
     nodes[i].name = graph.intern(t.nodes[i].name);
   }
   std::vector<NodeId> new_id(t.nodes.size());
@@ -194,6 +268,9 @@ RankGraph convert_rank(const EtTrace& t, std::int32_t rank, GroupTable& groups, 
       }
     }
     new_id[pos] = out.add(nodes[pos], deps);
+    if (exact[pos] != 0 && exact_bytes != nullptr) {
+      exact_bytes->push_back(new_id[pos]);
+    }
   }
   return out;
 }
