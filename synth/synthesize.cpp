@@ -56,16 +56,16 @@ struct Context {
   std::int64_t ranks;  // the mesh's, plus the encoder's own devices (kSeparate)
   std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
-  std::vector<std::int32_t> embed_group_of;  // rank -> tied-embedding group (first+last stage)
+  std::vector<std::int32_t> embed_group_of;   // rank -> tied-embedding group (first+last stage)
   std::vector<std::int32_t> mirror_group_of;  // DualPipe: rank -> {r, N-1-r}, the two copies
-  std::vector<std::uint32_t> p2p_names;      // send act, recv act, send grad, recv grad
+  std::vector<std::uint32_t> p2p_names;       // send act, recv act, send grad, recv grad
   std::uint32_t optimizer_name = 0;
   // grad bucket, param gather, embedding grads, DualPipe mirror grads
   std::vector<std::uint32_t> bucket_names;
   // The encoder region (multimodal models).
   const parallel::EncoderPrograms* enc = nullptr;         // as the LLM's ranks run it
   const parallel::EncoderPrograms* enc_device = nullptr;  // on the encoder's own devices
-  std::size_t enc_names = 0;  // name tables: patch, projector, then one per encoder layer
+  std::size_t enc_names = 0;         // name tables: patch, projector, then one per encoder layer
   std::size_t enc_device_names = 0;  // the same for the programs of the encoder's own devices
   // merge, join, feature send/recv, input send/recv, grad send/recv, broadcast, all-reduce,
   // feature grad, input release
@@ -105,8 +105,7 @@ class StageBuilder {
   // from `input` (kNone: the data); returns the node that delivers their output.
   // `slot`: the slot set the run uses (default: the microbatch's own).
   NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin = 0,
-                         std::size_t end = SIZE_MAX, NodeId input = kNone,
-                         std::int32_t slot = -1);
+                         std::size_t end = SIZE_MAX, NodeId input = kNone, std::int32_t slot = -1);
   // Their backward from `grad`; returns the node that delivers the gradient of their input.
   NodeId encoder_backward(std::int32_t mb, NodeId grad, std::size_t begin = 0,
                           std::size_t end = SIZE_MAX, std::int32_t slot = -1);
@@ -156,19 +155,19 @@ class StageBuilder {
   std::optional<schedule::Placement> place_;        // stage <-> (rank, chunk)
   // Encoder state: slots after the LLM's, features and their gradients per microbatch.
   std::size_t enc_slot_base_ = 0;
-  std::vector<std::size_t> enc_offset_;   // per microbatch: its first encoder slot
-  std::vector<NodeId> features_;          // per microbatch: the node delivering its features
-  std::vector<NodeId> feature_grad_;      // per microbatch: dL/dfeatures on this rank
-  std::vector<NodeId> enc_input_;         // per microbatch: shipped input (recompute)
-  std::vector<char> enc_saved_;           // per microbatch: forward kept for a backward here
-  NodeId enc_gate_ = kNone;               // the parameter broadcast encoder forwards wait for
-  NodeId enc_allreduce_ = kNone;          // owner-backward: the gradient all-reduce
-  bool inline_encoder_ = false;           // inline: the encoder runs inside stage 0's tasks
-  std::int32_t enc_stages_ = 0;           // encoder as pipeline stages: how many
-  std::int32_t llm_first_ = 0;            // the virtual stage holding the LLM's embedding
-  std::size_t enc_begin_ = 0;             // this rank's encoder blocks [begin, end)
+  std::vector<std::size_t> enc_offset_;  // per microbatch: its first encoder slot
+  std::vector<NodeId> features_;         // per microbatch: the node delivering its features
+  std::vector<NodeId> feature_grad_;     // per microbatch: dL/dfeatures on this rank
+  std::vector<NodeId> enc_input_;        // per microbatch: shipped input (recompute)
+  std::vector<char> enc_saved_;          // per microbatch: forward kept for a backward here
+  NodeId enc_gate_ = kNone;              // the parameter broadcast encoder forwards wait for
+  NodeId enc_allreduce_ = kNone;         // owner-backward: the gradient all-reduce
+  bool inline_encoder_ = false;          // inline: the encoder runs inside stage 0's tasks
+  std::int32_t enc_stages_ = 0;          // encoder as pipeline stages: how many
+  std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
+  std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
   std::size_t enc_end_ = 0;
-  double enc_params_ = 0.0;               // this rank's encoder parameters
+  double enc_params_ = 0.0;  // this rank's encoder parameters
 };
 
 NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag,
@@ -275,10 +274,9 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     features_[m] = encoder_forward(mb, c_.s.encoder.trainable, kNone);
   }
   if (vs == llm_first_ && c_.s.encoder_devices() > 0 && !enc_->mix()[m].groups.empty()) {
-    features_[m] = p2p(graph::NodeKind::kRecv,
-                       encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
-                       kEncoderTag + mb * 6, enc_->feature_bytes(mb), kNone,
-                       c_.enc_misc_names[3], mb);
+    features_[m] =
+        p2p(graph::NodeKind::kRecv, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
+            kEncoderTag + mb * 6, enc_->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
@@ -291,8 +289,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     }
     if (vs == llm_first_ && k == 0 && enc_ != nullptr && features_[m] != kNone) {
       // The image features take their places in the embedded sequence.
-      prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0,
-                    enc_->feature_bytes(mb));
+      prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0, enc_->feature_bytes(mb));
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
@@ -552,8 +549,8 @@ void StageBuilder::run_transposed() {
       }
       case Step::kFeatureSend:
         if (features_[m] != kNone) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, enc_->feature_bytes(mb),
-                      features_[m], names[2]);
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, enc_->feature_bytes(mb), features_[m],
+                      names[2]);
         }
         break;
       case Step::kFeatureRecv:
@@ -570,8 +567,8 @@ void StageBuilder::run_transposed() {
         break;
       case Step::kInputRecv:
         if (!enc_->mix()[m].groups.empty()) {
-          enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 1,
-                                      enc_->input_bytes(mb), kNone, names[5]);
+          enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 1, enc_->input_bytes(mb),
+                                      kNone, names[5]);
         }
         break;
       case Step::kEncoderRecompute:
@@ -581,8 +578,7 @@ void StageBuilder::run_transposed() {
           marker(names[1], mb, {again}, 0, enc_->feature_bytes(mb));
           encoder_backward(mb, feature_grad_[m]);
           if (enc_input_[m] != kNone) {
-            marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0,
-                   enc_->input_bytes(mb));
+            marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0, enc_->input_bytes(mb));
           }
         }
         break;
@@ -855,7 +851,8 @@ RankGraph StageBuilder::build_encoder_device() {
   std::vector<Job> jobs;
   for (std::int32_t j = 0; j < m; ++j) {
     for (std::int64_t d = 0; d < s.parallel.dp; ++d) {
-      if (encoder_device_of(d, j) == rank_ && !enc_->mix()[static_cast<std::size_t>(j)].groups.empty()) {
+      if (encoder_device_of(d, j) == rank_ &&
+          !enc_->mix()[static_cast<std::size_t>(j)].groups.empty()) {
         jobs.push_back({d, j});
       }
     }
@@ -883,8 +880,8 @@ RankGraph StageBuilder::build_encoder_device() {
   };
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
-    NodeId out = encoder_forward(job.mb, trained, kNone, 0, SIZE_MAX, kNone,
-                                 static_cast<std::int32_t>(i));
+    NodeId out =
+        encoder_forward(job.mb, trained, kNone, 0, SIZE_MAX, kNone, static_cast<std::int32_t>(i));
     std::vector<NodeId> sent;
     for (std::int64_t dst : first_stage(job.replica)) {
       NodeId id = p2p(graph::NodeKind::kSend, dst, kEncoderTag + job.mb * 6,
@@ -916,10 +913,9 @@ RankGraph StageBuilder::build_encoder_device() {
         }
       }
     }
-    NodeId reduce = encoder_collective(graph::CollType::kAllReduce,
-                                       c_.enc_group_of[static_cast<std::size_t>(rank_)],
-                                       enc_params_ * 4.0, wgrads, c_.enc_misc_names[8],
-                                       graph::Phase::kBackward);
+    NodeId reduce = encoder_collective(
+        graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
+        enc_params_ * 4.0, wgrads, c_.enc_misc_names[8], graph::Phase::kBackward);
     Node opt;
     opt.kind = graph::NodeKind::kCompute;
     opt.op = graph::OpClass::kOptimizer;
@@ -1098,8 +1094,8 @@ void make_groups(ExecGraph& g, Context& c) {
       }
       auto mirror = mesh.neighbour(r, Axis::kPP, pp - 1 - 2 * st);
       auto id = static_cast<std::int32_t>(g.groups.size());
-      g.groups.push_back(
-          {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
+      g.groups.push_back({graph::GroupKind::kPP,
+                          {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
       c.mirror_group_of[static_cast<std::size_t>(r)] = id;
       c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
     }
@@ -1174,11 +1170,11 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
       c.names.push_back(intern_block(g, dev.layer, fmt::format("encoder.L{}.", l)));
     }
   }
-  for (const char* n : {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
-                        "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
-                        "encoder.feature_grad_p2p", "encoder.param_broadcast",
-                        "encoder.grad_allreduce", "encoder.feature_grad",
-                        "encoder.release_input", "encoder.release_features"}) {
+  for (const char* n :
+       {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
+        "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
+        "encoder.feature_grad_p2p", "encoder.param_broadcast", "encoder.grad_allreduce",
+        "encoder.feature_grad", "encoder.release_input", "encoder.release_features"}) {
     c.enc_misc_names.push_back(g.intern(n));
   }
   const auto& mesh = c.mesh;
@@ -1247,8 +1243,9 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   ExecGraph g;
   const std::int64_t enc_devices = s.encoder_devices();
   g.num_ranks = static_cast<std::int32_t>(mesh.size() + enc_devices);
-  Context c{s,  progs, mesh,    mesh.size() + enc_devices, {}, {}, {}, {}, {}, 0, {}, nullptr,
-            nullptr, 0,     0,       {},                        {}, {}};
+  Context c{
+      s,  progs, mesh, mesh.size() + enc_devices, {}, {}, {}, {}, {}, 0, {}, nullptr, nullptr, 0, 0,
+      {}, {},    {}};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {

@@ -9,9 +9,9 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -44,7 +44,8 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     cfg.kind = synth::ScheduleKind::kDualPipeV;
   } else if (name == "dualpipe") {
     cfg.kind = synth::ScheduleKind::kDualPipe;
-  } else if (name == "transpose") {  // Mpipe: "transpose[:round_robin|min|greedy][:recompute|owner]"
+  } else if (name ==
+             "transpose") {  // Mpipe: "transpose[:round_robin|min|greedy][:recompute|owner]"
     cfg.encoder = synth::EncoderPlacement::kTranspose;
     std::stringstream parts(spec.substr(name.size()));
     for (std::string part; std::getline(parts, part, ':');) {
@@ -198,15 +199,14 @@ std::string file_safe(std::string s) {
 // The columns after the schedule: step time, MFU, bubble, exposed comm, peak HBM, speedup vs
 // `first` ("n/a" when that cannot run).
 std::string figures(const Row& r, const Row& first) {
-  return fmt::format("{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}%{} {:>13} {:>8}{}",
-                     base::format_seconds(r.step_s), 100.0 * r.mfu, 100.0 * r.bubble,
-                     100.0 * r.exposed_comm,
-                     r.exposed_encoder_s < 0.0
-                         ? ""
-                         : fmt::format(" {:>12}", base::format_seconds(r.exposed_encoder_s)),
-                     base::format_bytes(r.peak_hbm),
-                     first.skipped.empty() ? fmt::format("{:.3f}x", r.speedup) : "n/a",
-                     r.oom ? "  out of memory" : "");
+  return fmt::format(
+      "{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}%{} {:>13} {:>8}{}", base::format_seconds(r.step_s),
+      100.0 * r.mfu, 100.0 * r.bubble, 100.0 * r.exposed_comm,
+      r.exposed_encoder_s < 0.0 ? ""
+                                : fmt::format(" {:>12}", base::format_seconds(r.exposed_encoder_s)),
+      base::format_bytes(r.peak_hbm),
+      first.skipped.empty() ? fmt::format("{:.3f}x", r.speedup) : "n/a",
+      r.oom ? "  out of memory" : "");
 }
 
 void print_table(const synth::Scenario& s, const std::vector<Row>& rows) {
@@ -243,17 +243,17 @@ void write_tables(const std::string& dir, const std::vector<Row>& rows) {
                        r.schedule, r.step_s, r.mfu, r.bubble, r.exposed_comm,
                        r.exposed_encoder_s < 0.0 ? "" : fmt::format("{:.9g}", r.exposed_encoder_s),
                        r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped);
-    js.push_back({{"schedule", r.schedule},
-                  {"step_time_s", r.step_s},
-                  {"mfu", r.mfu},
-                  {"bubble_fraction", r.bubble},
-                  {"exposed_comm_fraction", r.exposed_comm},
-                  {"exposed_encoder_s", r.exposed_encoder_s < 0.0
-                                            ? nlohmann::json(nullptr)
-                                            : nlohmann::json(r.exposed_encoder_s)},
-                  {"peak_hbm_bytes", r.peak_hbm},
-                  {"speedup", r.speedup},
-                  {"skipped", r.skipped}});
+    js.push_back(
+        {{"schedule", r.schedule},
+         {"step_time_s", r.step_s},
+         {"mfu", r.mfu},
+         {"bubble_fraction", r.bubble},
+         {"exposed_comm_fraction", r.exposed_comm},
+         {"exposed_encoder_s", r.exposed_encoder_s < 0.0 ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(r.exposed_encoder_s)},
+         {"peak_hbm_bytes", r.peak_hbm},
+         {"speedup", r.speedup},
+         {"skipped", r.skipped}});
   }
   std::ofstream(dir + "/compare.json") << js.dump(2) << "\n";
 }
@@ -461,19 +461,19 @@ void write_sweep_tables(const std::string& dir, const std::string& name, const S
                          csv_quote(p.value), csv_quote(r.schedule), r.step_s, r.mfu, r.bubble,
                          r.exposed_comm, r.peak_hbm, r.oom ? 1 : 0, r.speedup,
                          csv_quote(r.skipped));
-      runs.push_back({{"value", p.value},
-                      {"schedule", r.schedule},
-                      {"step_time_s", r.step_s},
-                      {"mfu", r.mfu},
-                      {"bubble_fraction", r.bubble},
-                      {"exposed_comm_fraction", r.exposed_comm},
-                      {"exposed_encoder_s", r.exposed_encoder_s < 0.0
-                                                ? nlohmann::json(nullptr)
-                                                : nlohmann::json(r.exposed_encoder_s)},
-                      {"peak_hbm_bytes", r.peak_hbm},
-                      {"out_of_memory", r.oom},
-                      {"speedup", r.speedup},
-                      {"skipped", r.skipped}});
+      runs.push_back(
+          {{"value", p.value},
+           {"schedule", r.schedule},
+           {"step_time_s", r.step_s},
+           {"mfu", r.mfu},
+           {"bubble_fraction", r.bubble},
+           {"exposed_comm_fraction", r.exposed_comm},
+           {"exposed_encoder_s", r.exposed_encoder_s < 0.0 ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(r.exposed_encoder_s)},
+           {"peak_hbm_bytes", r.peak_hbm},
+           {"out_of_memory", r.oom},
+           {"speedup", r.speedup},
+           {"skipped", r.skipped}});
     }
   }
   nlohmann::json js = {{"scenario", name},    {"key", sw.key},         {"values", sw.values},

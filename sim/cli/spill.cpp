@@ -22,12 +22,13 @@ bool is_encoder(const graph::ExecGraph& g, std::uint32_t name) {
   return std::string_view(g.names[name]).starts_with("encoder.");
 }
 
-double secs(base::SimTime t) { return static_cast<double>(t) * 1e-12; }
+double secs(base::SimTime t) {
+  return static_cast<double>(t) * 1e-12;
+}
 
 // The cost model's times: the roofline duration of every compute node, summed per encoder
 // microbatch (forward nodes only) and per LLM stage forward of microbatch 0.
-void model_costs(const synth::Scenario& s, const Outcome& o, std::vector<double>& e,
-                 double& f) {
+void model_costs(const synth::Scenario& s, const Outcome& o, std::vector<double>& e, double& f) {
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   models::RooflineComputeModel model(profile);
   e.assign(static_cast<std::size_t>(s.microbatches()), 0.0);
@@ -123,8 +124,8 @@ SpillAnalysis analyze_spill(const synth::Scenario& s, const Outcome& o) {
       ready = enc_end_mb0;
     }
     for (const sim::Span& sp : o.stats.spans) {
-      if (sp.rank == rank && sp.stream == graph::Stream::kCompute &&
-          is_encoder(o.graph, sp.name) && sp.end <= first) {
+      if (sp.rank == rank && sp.stream == graph::Stream::kCompute && is_encoder(o.graph, sp.name) &&
+          sp.end <= first) {
         row.encoder_before_s += secs(sp.end - sp.start);
       }
     }
@@ -143,8 +144,8 @@ void print_spill(std::ostream& out, const SpillAnalysis& a) {
       "  transpose, per pipeline rank: cost model (E = {} per microbatch, F = {}) vs simulation\n",
       base::format_seconds(a.encoder_forward_s), base::format_seconds(a.stage_forward_s));
   out << fmt::format("    {:<5} {:<16} {:>11} {:>11} {:>11}   {:>11} {:>11} {:>11}\n", "rank",
-                     "owns", "slack w_r", "encoder E_r", "spill", "input ready",
-                     "encoder", "spill");
+                     "owns", "slack w_r", "encoder E_r", "spill", "input ready", "encoder",
+                     "spill");
   for (const SpillRow& r : a.rows) {
     std::string owns;
     for (int j : r.owned) {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <vector>
 
@@ -19,13 +18,13 @@ namespace tessera::cli {
 
 struct SpillRow {
   int stage = 0;
-  std::vector<int> owned;           // microbatches whose encoder forward runs in the prefix
-  double slack_s = 0.0;             // predicted w_r
-  double assigned_s = 0.0;          // predicted E_r
-  double spill_s = 0.0;             // predicted max(0, E_r - w_r)
-  double ready_s = 0.0;             // simulated: the first LLM forward's input ready
-  double encoder_before_s = 0.0;    // simulated: encoder compute done before the first forward
-  double simulated_spill_s = 0.0;   // simulated: first forward start - input ready
+  std::vector<int> owned;          // microbatches whose encoder forward runs in the prefix
+  double slack_s = 0.0;            // predicted w_r
+  double assigned_s = 0.0;         // predicted E_r
+  double spill_s = 0.0;            // predicted max(0, E_r - w_r)
+  double ready_s = 0.0;            // simulated: the first LLM forward's input ready
+  double encoder_before_s = 0.0;   // simulated: encoder compute done before the first forward
+  double simulated_spill_s = 0.0;  // simulated: first forward start - input ready
 };
 
 struct SpillAnalysis {

@@ -188,7 +188,9 @@ Block make_layer(const Scenario& s, bool backward) {
   return b;
 }
 
-double weight_parameters(const stg::Graph& g) { return weight_params(g); }
+double weight_parameters(const stg::Graph& g) {
+  return weight_params(g);
+}
 
 bool embedding_and_head_share_a_rank(const Scenario& s) {
   // Flat and interleaved schedules put the head on the last pipeline rank; V shapes bring the

@@ -72,8 +72,8 @@ const EncoderProgram& EncoderPrograms::representative() const {
 }
 
 std::int64_t EncoderPrograms::input_bytes(std::int32_t mb) const {
-  return static_cast<std::int64_t>(pixel_bytes_ *
-                                   static_cast<double>(mix_[static_cast<std::size_t>(mb)].patches()));
+  return static_cast<std::int64_t>(
+      pixel_bytes_ * static_cast<double>(mix_[static_cast<std::size_t>(mb)].patches()));
 }
 
 std::int64_t EncoderPrograms::feature_bytes(std::int32_t mb) const {

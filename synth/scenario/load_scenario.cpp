@@ -20,9 +20,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kTopKeys = {
-    "name",     "description", "model",   "training", "parallelism",
-    "schedule", "cluster",     "encoder", "data"};
+constexpr std::array<std::string_view, 9> kTopKeys = {"name",     "description", "model",
+                                                      "training", "parallelism", "schedule",
+                                                      "cluster",  "encoder",     "data"};
 constexpr std::array<std::string_view, 12> kModelKeys = {
     "preset", "layers",     "hidden", "heads",           "kv_heads", "ffn",
     "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias"};
@@ -110,9 +110,9 @@ void read_model(const YamlNode& n, ModelConfig& m) {
 }
 
 void read_encoder(const YamlNode& n, EncoderConfig& e) {
-  constexpr std::array<std::string_view, 11> kKeys = {
-      "preset",     "layers", "hidden", "heads",        "ffn",      "activation",
-      "norm",       "bias",   "merge",  "patch_pixels", "trainable"};
+  constexpr std::array<std::string_view, 11> kKeys = {"preset", "layers",       "hidden",   "heads",
+                                                      "ffn",    "activation",   "norm",     "bias",
+                                                      "merge",  "patch_pixels", "trainable"};
   n.check_keys(kKeys);
   if (auto p = n.find("preset")) {
     auto preset = encoder_preset(p->as_string());
@@ -373,15 +373,15 @@ void read_encoder_keys(const YamlNode& n, ScheduleConfig& cfg) {
 // skeleton must be the LLM's.
 void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   constexpr std::array<std::string_view, 8> kRegionKeys = {
-      "span",   "layout",           "skeleton", "stages",
-      "owners", "encoder_backward", "chunks",   "devices"};
+      "span", "layout", "skeleton", "stages", "owners", "encoder_backward", "chunks", "devices"};
   constexpr std::array<std::string_view, 3> kSpans = {"encoder", "llm", "model"};
   constexpr std::array<std::string_view, 3> kLayouts = {"sharded", "replicated", "separate"};
   auto regions = n.items();
   if (regions.empty() || regions.size() > 2) {
-    n.fail(fmt::format("expected one region (span: model) or two (span: encoder, then span: "
-                       "llm), got {}",
-                       regions.size()));
+    n.fail(
+        fmt::format("expected one region (span: model) or two (span: encoder, then span: "
+                    "llm), got {}",
+                    regions.size()));
   }
   std::vector<std::string> spans;
   std::vector<bool> replicated;
@@ -409,7 +409,9 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     llm.at("layout").fail("the LLM region must be sharded over the pipeline");
   }
   if (!llm.has("skeleton")) {
-    llm.fail("missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipev, dualpipe)");
+    llm.fail(
+        "missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipev, "
+        "dualpipe)");
   }
   YamlNode body = llm.at("skeleton");
   if (body.as_string() == "transpose") {
@@ -441,8 +443,9 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     cfg.encoder = EncoderPlacement::kTranspose;
   } else {
     if (enc.has("skeleton") && read_skeleton(enc.at("skeleton")) != cfg.kind) {
-      enc.at("skeleton").fail(
-          "a sharded encoder region shares the LLM's pipeline, so it needs the LLM's skeleton");
+      enc.at("skeleton")
+          .fail(
+              "a sharded encoder region shares the LLM's pipeline, so it needs the LLM's skeleton");
     }
     cfg.encoder = EncoderPlacement::kStages;
     cfg.encoder_stages = enc.has("stages") ? enc.at("stages").as_int(1) : 1;
@@ -547,19 +550,19 @@ void validate_encoder(const YamlNode& root, const Scenario& s) {
     bool flat = s.schedule.kind == ScheduleKind::kGpipe || s.schedule.kind == ScheduleKind::k1F1B ||
                 s.schedule.kind == ScheduleKind::kZbH1;
     if (!flat) {
-      (sched.is_map() && sched.has("kind") ? sched.at("kind") : sched).fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
-                             "(gpipe, 1f1b or zb-h1), not {}",
-                             schedule_name(s.schedule.kind)));
+      (sched.is_map() && sched.has("kind") ? sched.at("kind") : sched)
+          .fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
+                            "(gpipe, 1f1b or zb-h1), not {}",
+                            schedule_name(s.schedule.kind)));
     }
     if (s.schedule.encoder_stages >= p.pp) {
       at.fail(fmt::format("encoder_stages={} leaves no pipeline rank for the LLM (pp={})",
-                             s.schedule.encoder_stages, p.pp));
+                          s.schedule.encoder_stages, p.pp));
     }
-    if (e.layers < s.schedule.encoder_stages ||
-        s.model.layers < p.pp - s.schedule.encoder_stages) {
+    if (e.layers < s.schedule.encoder_stages || s.model.layers < p.pp - s.schedule.encoder_stages) {
       at.fail(fmt::format("{} encoder layers and {} LLM layers cannot fill {} and {} stages",
-                             e.layers, s.model.layers, s.schedule.encoder_stages,
-                             p.pp - s.schedule.encoder_stages));
+                          e.layers, s.model.layers, s.schedule.encoder_stages,
+                          p.pp - s.schedule.encoder_stages));
     }
   }
   // The largest sample's LLM tokens: patches per image round up to whole merged tokens
@@ -627,10 +630,11 @@ void validate(const YamlNode& root, Scenario& s) {
     p.dp = llm_devices / (p.tp * p.pp);
   }
   if (p.tp * p.pp * p.dp != llm_devices) {
-    dev.fail(fmt::format("tp*pp*dp = {}*{}*{} = {}{} but the cluster has {} devices", p.tp, p.pp,
-                         p.dp, p.tp * p.pp * p.dp,
-                         enc_devices > 0 ? fmt::format(" plus {} encoder devices", enc_devices) : "",
-                         s.cluster.devices));
+    dev.fail(
+        fmt::format("tp*pp*dp = {}*{}*{} = {}{} but the cluster has {} devices", p.tp, p.pp, p.dp,
+                    p.tp * p.pp * p.dp,
+                    enc_devices > 0 ? fmt::format(" plus {} encoder devices", enc_devices) : "",
+                    s.cluster.devices));
   }
   const YamlNode tr = root.at("training");
   auto& t = s.training;
@@ -727,7 +731,8 @@ std::string schedule_label(const ScheduleConfig& cfg) {
                          cfg.encoder_devices > 1 ? "s" : "");
     case EncoderPlacement::kTranspose:
       return fmt::format("transpose ({}{}, {})", owner_mode_name(cfg.owners),
-                         cfg.encoder_backward == EncoderBackward::kOwner ? ", owner bwd" : "", body);
+                         cfg.encoder_backward == EncoderBackward::kOwner ? ", owner bwd" : "",
+                         body);
   }
   return body;
 }

@@ -92,7 +92,9 @@ std::optional<EncoderConfig> encoder_preset(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string_view> encoder_preset_names() { return {"qwen2-vl-vit"}; }
+std::vector<std::string_view> encoder_preset_names() {
+  return {"qwen2-vl-vit"};
+}
 
 std::optional<ModelConfig> model_preset(std::string_view name) {
   for (const auto& p : presets()) {

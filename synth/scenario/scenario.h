@@ -101,7 +101,7 @@ struct IntRange {
 struct DataConfig {
   std::uint64_t seed = 1;
   IntRange images_per_sample{1, 1};
-  IntRange tokens_per_image{1024, 1024};  // encoder patches per image
+  IntRange tokens_per_image{1024, 1024};                       // encoder patches per image
   std::vector<std::pair<std::int64_t, std::int64_t>> samples;  // from samples_file
   std::string samples_file;
 };
@@ -121,9 +121,9 @@ struct ScheduleConfig {
   std::int64_t chunks = 1;  // interleaved: model chunks (virtual stages) per rank, v
   std::int64_t group = 0;   // interleaved: microbatches per group per chunk; 0: pp (Megatron)
   EncoderPlacement encoder = EncoderPlacement::kInline;
-  std::int64_t encoder_stages = 1;   // kStages: pipeline ranks that hold the encoder
-  std::int64_t encoder_devices = 1;  // kSeparate: devices of the encoder's own
-  OwnerMode owners = OwnerMode::kRoundRobin;                // kTranspose
+  std::int64_t encoder_stages = 1;            // kStages: pipeline ranks that hold the encoder
+  std::int64_t encoder_devices = 1;           // kSeparate: devices of the encoder's own
+  OwnerMode owners = OwnerMode::kRoundRobin;  // kTranspose
   EncoderBackward encoder_backward = EncoderBackward::kRecompute;  // kTranspose, trained
 };
 

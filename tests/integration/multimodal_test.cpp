@@ -878,8 +878,10 @@ TEST_P(SeparateEncoder, RunsEachReplicasMicrobatchOnceOnItsOwnDevices) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Multimodal, SeparateEncoder,
-                         ::testing::Values(SeparateCase{false, 1, false}, SeparateCase{true, 1, false},
-                                           SeparateCase{true, 2, false}, SeparateCase{true, 2, true}),
+                         ::testing::Values(SeparateCase{false, 1, false},
+                                           SeparateCase{true, 1, false},
+                                           SeparateCase{true, 2, false},
+                                           SeparateCase{true, 2, true}),
                          [](const ::testing::TestParamInfo<SeparateCase>& i) {
                            return fmt::format("{}_tp{}{}", i.param.trained ? "trained" : "frozen",
                                               i.param.tp, i.param.sp ? "_sp" : "");
