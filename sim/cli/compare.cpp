@@ -232,6 +232,20 @@ void print_table(const synth::Scenario& s, const std::vector<Row>& rows) {
   }
 }
 
+nlohmann::json row_json(const Row& r) {
+  return {{"schedule", r.schedule},
+          {"step_time_s", r.step_s},
+          {"mfu", r.mfu},
+          {"bubble_fraction", r.bubble},
+          {"exposed_comm_fraction", r.exposed_comm},
+          {"exposed_encoder_s", r.exposed_encoder_s < 0.0 ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(r.exposed_encoder_s)},
+          {"peak_hbm_bytes", r.peak_hbm},
+          {"out_of_memory", r.oom},
+          {"speedup", r.speedup},
+          {"skipped", r.skipped}};
+}
+
 void write_tables(const std::string& dir, const std::vector<Row>& rows) {
   std::filesystem::create_directories(dir);
   std::ofstream csv(dir + "/compare.csv");
@@ -243,17 +257,7 @@ void write_tables(const std::string& dir, const std::vector<Row>& rows) {
                        r.schedule, r.step_s, r.mfu, r.bubble, r.exposed_comm,
                        r.exposed_encoder_s < 0.0 ? "" : fmt::format("{:.9g}", r.exposed_encoder_s),
                        r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped);
-    js.push_back(
-        {{"schedule", r.schedule},
-         {"step_time_s", r.step_s},
-         {"mfu", r.mfu},
-         {"bubble_fraction", r.bubble},
-         {"exposed_comm_fraction", r.exposed_comm},
-         {"exposed_encoder_s", r.exposed_encoder_s < 0.0 ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(r.exposed_encoder_s)},
-         {"peak_hbm_bytes", r.peak_hbm},
-         {"speedup", r.speedup},
-         {"skipped", r.skipped}});
+    js.push_back(row_json(r));
   }
   std::ofstream(dir + "/compare.json") << js.dump(2) << "\n";
 }
@@ -461,19 +465,9 @@ void write_sweep_tables(const std::string& dir, const std::string& name, const S
                          csv_quote(p.value), csv_quote(r.schedule), r.step_s, r.mfu, r.bubble,
                          r.exposed_comm, r.peak_hbm, r.oom ? 1 : 0, r.speedup,
                          csv_quote(r.skipped));
-      runs.push_back(
-          {{"value", p.value},
-           {"schedule", r.schedule},
-           {"step_time_s", r.step_s},
-           {"mfu", r.mfu},
-           {"bubble_fraction", r.bubble},
-           {"exposed_comm_fraction", r.exposed_comm},
-           {"exposed_encoder_s", r.exposed_encoder_s < 0.0 ? nlohmann::json(nullptr)
-                                                           : nlohmann::json(r.exposed_encoder_s)},
-           {"peak_hbm_bytes", r.peak_hbm},
-           {"out_of_memory", r.oom},
-           {"speedup", r.speedup},
-           {"skipped", r.skipped}});
+      nlohmann::json row = row_json(r);
+      row["value"] = p.value;
+      runs.push_back(std::move(row));
     }
   }
   nlohmann::json js = {{"scenario", name},    {"key", sw.key},         {"values", sw.values},

@@ -50,6 +50,47 @@ void read_model_preset(const YamlNode& n, ModelConfig& m) {
   m = *preset;
 }
 
+// The keys a decoder and an encoder share: depth, width, heads, MLP width (default 4h),
+// activation, norm and biases. Depth, width and heads are required unless a preset set them.
+struct TransformerKeys {
+  std::int64_t& layers;
+  std::int64_t& hidden;
+  std::int64_t& heads;
+  std::int64_t& ffn;
+  Activation& activation;
+  NormKind& norm;
+  bool& bias;
+};
+
+void read_transformer_keys(const YamlNode& n, const TransformerKeys& k) {
+  auto int_key = [&](std::string_view key, std::int64_t& field) {
+    if (auto v = n.find(key)) {
+      field = v->as_int(1);
+    } else if (field == 0) {
+      n.fail(fmt::format("missing required key '{}' (or give a 'preset')", key));
+    }
+  };
+  int_key("layers", k.layers);
+  int_key("hidden", k.hidden);
+  int_key("heads", k.heads);
+  if (auto v = n.find("ffn")) {
+    k.ffn = v->as_int(1);
+  } else if (k.ffn == 0) {
+    k.ffn = 4 * k.hidden;
+  }
+  constexpr std::array<std::string_view, 2> kActs = {"gelu", "swiglu"};
+  constexpr std::array<std::string_view, 2> kNorms = {"layernorm", "rmsnorm"};
+  if (auto v = n.find("activation")) {
+    k.activation = v->as_choice(kActs) == "gelu" ? Activation::kGelu : Activation::kSwiglu;
+  }
+  if (auto v = n.find("norm")) {
+    k.norm = v->as_choice(kNorms) == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  }
+  if (auto v = n.find("bias")) {
+    k.bias = v->as_bool();
+  }
+}
+
 void read_model(const YamlNode& n, ModelConfig& m) {
   if (n.is_scalar()) {
     read_model_preset(n, m);
@@ -59,40 +100,19 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   if (auto p = n.find("preset")) {
     read_model_preset(*p, m);
   }
-  auto int_key = [&](std::string_view key, std::int64_t& field) {
-    if (auto v = n.find(key)) {
-      field = v->as_int(1);
-    } else if (field == 0) {
-      n.fail(fmt::format("missing required key '{}' (or give a 'preset')", key));
-    }
-  };
-  int_key("layers", m.layers);
-  int_key("hidden", m.hidden);
-  int_key("heads", m.heads);
+  read_transformer_keys(n, {m.layers, m.hidden, m.heads, m.ffn, m.activation, m.norm, m.bias});
   if (auto v = n.find("kv_heads")) {
     m.kv_heads = v->as_int(1);
   } else if (m.kv_heads == 0) {
     m.kv_heads = m.heads;
   }
-  if (auto v = n.find("ffn")) {
-    m.ffn = v->as_int(1);
-  } else if (m.ffn == 0) {
-    m.ffn = 4 * m.hidden;
-  }
-  int_key("vocab", m.vocab);
-  constexpr std::array<std::string_view, 2> kActs = {"gelu", "swiglu"};
-  constexpr std::array<std::string_view, 2> kNorms = {"layernorm", "rmsnorm"};
-  if (auto v = n.find("activation")) {
-    m.activation = v->as_choice(kActs) == "gelu" ? Activation::kGelu : Activation::kSwiglu;
-  }
-  if (auto v = n.find("norm")) {
-    m.norm = v->as_choice(kNorms) == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  if (auto v = n.find("vocab")) {
+    m.vocab = v->as_int(1);
+  } else if (m.vocab == 0) {
+    n.fail("missing required key 'vocab' (or give a 'preset')");
   }
   if (auto v = n.find("tied_embeddings")) {
     m.tied_embeddings = v->as_bool();
-  }
-  if (auto v = n.find("bias")) {
-    m.bias = v->as_bool();
   }
   if (auto v = n.find("dropout")) {
     m.dropout = v->as_double();
@@ -125,32 +145,7 @@ void read_encoder(const YamlNode& n, EncoderConfig& e) {
     e = *preset;
   }
   e.present = true;
-  auto int_key = [&](std::string_view key, std::int64_t& field) {
-    if (auto v = n.find(key)) {
-      field = v->as_int(1);
-    } else if (field == 0) {
-      n.fail(fmt::format("missing required key '{}' (or give a 'preset')", key));
-    }
-  };
-  int_key("layers", e.layers);
-  int_key("hidden", e.hidden);
-  int_key("heads", e.heads);
-  if (auto v = n.find("ffn")) {
-    e.ffn = v->as_int(1);
-  } else if (e.ffn == 0) {
-    e.ffn = 4 * e.hidden;
-  }
-  constexpr std::array<std::string_view, 2> kActs = {"gelu", "swiglu"};
-  constexpr std::array<std::string_view, 2> kNorms = {"layernorm", "rmsnorm"};
-  if (auto v = n.find("activation")) {
-    e.activation = v->as_choice(kActs) == "gelu" ? Activation::kGelu : Activation::kSwiglu;
-  }
-  if (auto v = n.find("norm")) {
-    e.norm = v->as_choice(kNorms) == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
-  }
-  if (auto v = n.find("bias")) {
-    e.bias = v->as_bool();
-  }
+  read_transformer_keys(n, {e.layers, e.hidden, e.heads, e.ffn, e.activation, e.norm, e.bias});
   if (auto v = n.find("merge")) {
     e.merge = v->as_int(1, 64);
   }
