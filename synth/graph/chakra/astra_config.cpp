@@ -201,6 +201,9 @@ std::string astra_system_json(const AstraConfig& c) {
   j["boost-mode"] = 0;
   j["roofline-enabled"] = 1;
   j["peak-perf"] = c.peak_tflops;
+  // ASTRA-sim 518bd51 frees a communicator group twice while tearing down (exit 134 after the
+  // ranks finished) unless tracing is on; with it on, runs end cleanly. It only adds log lines.
+  j["trace-enabled"] = 1;
   return j.dump(4) + "\n";
 }
 
