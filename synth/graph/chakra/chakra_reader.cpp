@@ -61,6 +61,21 @@ void fill_info(ExecGraph& g) {
   g.info.flops_convention = "sum of the trace's num_ops";
 }
 
+// One rank at a time, so that only one rank's trace is in memory.
+ExecGraph assemble(const std::function<EtTrace(std::int32_t)>& rank_trace, const ImportOptions& o,
+                   GroupTable& groups) {
+  ExecGraph g;
+  g.num_ranks = o.num_ranks;
+  for (std::int32_t r = 0; r < o.num_ranks; ++r) {
+    g.classes.push_back(convert_rank(rank_trace(r), r, groups, g, o));
+    g.class_of_rank.push_back(r);
+    g.class_rep.push_back(r);
+  }
+  finish_groups(g, groups);
+  fill_info(g);
+  return g;
+}
+
 }  // namespace
 
 std::string et_path(const std::string& prefix, std::int32_t rank) {
@@ -77,16 +92,16 @@ ExecGraph read_chakra(const std::string& prefix, const ImportOptions& options) {
     o.num_ranks = count_ranks(prefix);
   }
   GroupTable groups = load_groups(prefix, o.num_ranks);
-  ExecGraph g;
-  g.num_ranks = o.num_ranks;
-  for (std::int32_t r = 0; r < o.num_ranks; ++r) {
-    g.classes.push_back(convert_rank(read_et_file(et_path(prefix, r)), r, groups, g, o));
-    g.class_of_rank.push_back(r);
-    g.class_rep.push_back(r);
+  return assemble([&](std::int32_t r) { return read_et_file(et_path(prefix, r)); }, o, groups);
+}
+
+ExecGraph import_chakra(const std::function<EtTrace(std::int32_t)>& rank_trace,
+                        const ImportOptions& options, std::optional<CommGroups> groups) {
+  if (options.num_ranks <= 0) {
+    throw base::InputError("import_chakra: the number of ranks must be positive");
   }
-  finish_groups(g, groups);
-  fill_info(g);
-  return g;
+  GroupTable table(std::move(groups), "<communicator groups>", options.num_ranks);
+  return assemble(rank_trace, options, table);
 }
 
 }  // namespace tessera::graph::chakra
