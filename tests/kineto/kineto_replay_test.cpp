@@ -88,5 +88,33 @@ TEST(ReplayErrors, RepeatedCorrelationAfterTheActivity) {
   EXPECT_EQ(rg.stats.dropped_deps, 0U);
 }
 
+// Timestamps that contradict each other (a launch call inside a synchronize call on the same
+// thread) make the timing-inferred dependencies circular: kernel X waits for the launch,
+// which follows the synchronize, which waits for kernel W, which (inferred from timing) waits
+// for X. The replay drops inferred dependencies until the graph is acyclic and says how many.
+TEST(ReplayErrors, ContradictoryTimestampsDropInferredDependencies) {
+  std::string text = R"({"traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 50, "dur": 5, "args": {"correlation": 6}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "tid": 1, "ts": 100, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 120, "dur": 5, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "x", "ts": 130, "dur": 10, "args": {"stream": 1, "correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "w", "ts": 150, "dur": 40, "args": {"stream": 2, "correlation": 6}}
+]})";
+  KinetoTrace t = read_kineto_bytes(text, "contradictory.json");
+  IterationSet set = find_iterations(t);
+  ASSERT_EQ(set.iterations.size(), 1U);
+  ReplayGraph rg = build_replay(t, set, 0);
+  EXPECT_EQ(rg.stats.gpu_nodes, 2U);
+  EXPECT_EQ(rg.stats.sync_waits, 1U);
+  EXPECT_EQ(rg.stats.inferred_waits, 1U);
+  EXPECT_GE(rg.stats.dropped_deps, 1U);
+  // What is left is a graph the simulator runs to the end.
+  hw::Profile profile = hw::load_profile("a100-sxm-80gb");
+  topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile, 1);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+  EXPECT_GT(sim::simulate(rg.graph, cluster, profile, opt).step_time_s, 0.0);
+}
+
 }  // namespace
 }  // namespace tessera::graph::kineto
