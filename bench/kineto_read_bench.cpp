@@ -4,6 +4,7 @@
 // reader, and prints MB/s of JSON and the peak-RSS growth (which stays far below the file
 // size: no document tree is built, CPU operators are skipped while reading).
 // Usage: build/bench/kineto_read_bench [MiB] [DIR]
+//        build/bench/kineto_read_bench --file TRACE [runs]   (reads an existing trace)
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -79,6 +80,18 @@ void bench(const std::string& path, const char* label) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--file") {
+    int runs = argc > 3 ? std::atoi(argv[3]) : 1;
+    try {
+      for (int i = 0; i < runs; ++i) {
+        bench(argv[2], "file");
+      }
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}\n", e.what());
+      return 2;
+    }
+    return 0;
+  }
   double mib = argc > 1 ? std::atof(argv[1]) : 1024.0;
   std::filesystem::path dir = argc > 2 ? argv[2] : std::filesystem::temp_directory_path();
   std::string plain = (dir / fmt::format("kineto_bench_{}.json", ::getpid())).string();

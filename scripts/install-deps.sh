@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs Tessera's build dependencies from Debian 12 packages (nothing is downloaded at
 # build time). Uses sudo when not run as root. Safe to run again.
+# --fuzz also installs clang and its runtime libraries (libFuzzer, sanitizers), which the
+# fuzz targets (fuzz/, -DTESSERA_FUZZ=ON) need.
 set -euo pipefail
 packages=(
   build-essential cmake
@@ -8,6 +10,12 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) packages+=(clang libclang-rt-dev) ;;
+    *) echo "usage: $0 [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -86,6 +86,12 @@ int replay(const ReplayArgs& a) {
         "{} streams busy from the previous iteration, {} activities without a launch record\n",
         s.gpu_nodes, s.collectives, s.cuda_streams, s.host_threads, s.launches, s.sync_waits,
         s.inferred_waits, s.carried_streams, s.unlaunched);
+    if (s.dropped_deps > 0) {
+      fmt::print(
+          "    {} timing-inferred dependencies dropped: the trace's timestamps contradict each "
+          "other (they formed a cycle)\n",
+          s.dropped_deps);
+    }
     if (!a.out.empty()) {
       Outcome o;
       o.label.scenario = a.measured;

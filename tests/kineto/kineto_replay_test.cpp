@@ -61,5 +61,60 @@ TEST(ReplayErrors, IterationOutOfRange) {
   EXPECT_THROW(build_replay(t, set, 3), base::InputError);
 }
 
+// Found by fuzz/kineto_fuzz.cpp: a correlation id used by two runtime calls, the second long
+// after its memcpy ran. Taking that call for the memcpy's launch made the replay's
+// dependencies circular (memcpy -> inferred wait of the NCCL kernel -> the synchronize that
+// waits for it -> the later call -> memcpy), which was reported as an internal error. A call
+// after the activity started is not its launch.
+TEST(ReplayErrors, RepeatedCorrelationAfterTheActivity) {
+  std::string text = R"({"traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "tid": 1, "ts": 130, "dur": 4, "args": {"correlation": 2}},
+{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 160, "dur": 10, "args": {"stream": 8, "correlation": 2}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 140, "dur": 5, "args": {"correlation": 3}},
+{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "ts": 175, "dur": 50, "args": {"stream": 9, "correlation": 3}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "tid": 1, "ts": 200, "dur": 40},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 1010, "dur": 5, "args": {"correlation": 2}}
+]})";
+  KinetoTrace t = read_kineto_bytes(text, "repeated.json");
+  IterationSet set = find_iterations(t);
+  ASSERT_EQ(set.iterations.size(), 1U);
+  // Without ProfilerStep annotations the one iteration starts at the first launch, so that
+  // the activities launched before the first GPU start belong to it too.
+  EXPECT_EQ(set.unassigned, 0);
+  EXPECT_EQ(set.iterations[0].begin_ns, 130'000);
+  ReplayGraph rg = build_replay(t, set, 0);
+  EXPECT_EQ(rg.stats.gpu_nodes, 2U);
+  EXPECT_EQ(rg.stats.launches, 2U);  // each activity by the call before it
+  EXPECT_EQ(rg.stats.dropped_deps, 0U);
+}
+
+// Timestamps that contradict each other (a launch call inside a synchronize call on the same
+// thread) make the timing-inferred dependencies circular: kernel X waits for the launch,
+// which follows the synchronize, which waits for kernel W, which (inferred from timing) waits
+// for X. The replay drops inferred dependencies until the graph is acyclic and says how many.
+TEST(ReplayErrors, ContradictoryTimestampsDropInferredDependencies) {
+  std::string text = R"({"traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 50, "dur": 5, "args": {"correlation": 6}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "tid": 1, "ts": 100, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 120, "dur": 5, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "x", "ts": 130, "dur": 10, "args": {"stream": 1, "correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "w", "ts": 150, "dur": 40, "args": {"stream": 2, "correlation": 6}}
+]})";
+  KinetoTrace t = read_kineto_bytes(text, "contradictory.json");
+  IterationSet set = find_iterations(t);
+  ASSERT_EQ(set.iterations.size(), 1U);
+  ReplayGraph rg = build_replay(t, set, 0);
+  EXPECT_EQ(rg.stats.gpu_nodes, 2U);
+  EXPECT_EQ(rg.stats.sync_waits, 1U);
+  EXPECT_EQ(rg.stats.inferred_waits, 1U);
+  EXPECT_GE(rg.stats.dropped_deps, 1U);
+  // What is left is a graph the simulator runs to the end.
+  hw::Profile profile = hw::load_profile("a100-sxm-80gb");
+  topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile, 1);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+  EXPECT_GT(sim::simulate(rg.graph, cluster, profile, opt).step_time_s, 0.0);
+}
+
 }  // namespace
 }  // namespace tessera::graph::kineto

@@ -190,6 +190,35 @@ void fill_info(ExecGraph& g) {
   g.info.flops_convention = "sum of the trace's num_ops";
 }
 
+// One rank at a time, so that only one rank's trace is in memory.
+// Every rank's trace converted, its Tessera metadata applied (exact attributes of traces we
+// wrote), the groups finished.
+ExecGraph assemble(const std::function<EtTrace(std::int32_t)>& rank_trace, const ImportOptions& o,
+                   GroupTable& groups, ImportInfo* info) {
+  ExecGraph g;
+  g.num_ranks = o.num_ranks;
+  ImportInfo origin;
+  std::map<std::string, TesseraGroup> group_meta;
+  std::vector<std::vector<NodeId>> exact_bytes(static_cast<std::size_t>(o.num_ranks));
+  for (std::int32_t r = 0; r < o.num_ranks; ++r) {
+    const EtTrace t = rank_trace(r);
+    auto& exact = exact_bytes[static_cast<std::size_t>(r)];
+    g.classes.push_back(convert_rank(t, r, groups, g, o, &exact));
+    std::sort(exact.begin(), exact.end());
+    apply_metadata(t, g.classes.back(), g, r == 0, group_meta, origin);
+    g.class_of_rank.push_back(r);
+    g.class_rep.push_back(r);
+  }
+  finish_groups(g, groups, exact_bytes, group_meta);
+  if (!origin.tessera) {
+    fill_info(g);
+  }
+  if (info != nullptr) {
+    *info = origin;
+  }
+  return g;
+}
+
 }  // namespace
 
 std::string et_path(const std::string& prefix, std::int32_t rank) {
@@ -206,28 +235,17 @@ ExecGraph read_chakra(const std::string& prefix, const ImportOptions& options, I
     o.num_ranks = count_ranks(prefix);
   }
   GroupTable groups = load_groups(prefix, o.num_ranks);
-  ExecGraph g;
-  g.num_ranks = o.num_ranks;
-  ImportInfo origin;
-  std::map<std::string, TesseraGroup> group_meta;
-  std::vector<std::vector<NodeId>> exact_bytes(static_cast<std::size_t>(o.num_ranks));
-  for (std::int32_t r = 0; r < o.num_ranks; ++r) {
-    const EtTrace t = read_et_file(et_path(prefix, r));
-    auto& exact = exact_bytes[static_cast<std::size_t>(r)];
-    g.classes.push_back(convert_rank(t, r, groups, g, o, &exact));
-    std::sort(exact.begin(), exact.end());
-    apply_metadata(t, g.classes.back(), g, r == 0, group_meta, origin);
-    g.class_of_rank.push_back(r);
-    g.class_rep.push_back(r);
+  return assemble([&](std::int32_t r) { return read_et_file(et_path(prefix, r)); }, o, groups,
+                  info);
+}
+
+ExecGraph import_chakra(const std::function<EtTrace(std::int32_t)>& rank_trace,
+                        const ImportOptions& options, std::optional<CommGroups> groups) {
+  if (options.num_ranks <= 0) {
+    throw base::InputError("import_chakra: the number of ranks must be positive");
   }
-  finish_groups(g, groups, exact_bytes, group_meta);
-  if (!origin.tessera) {
-    fill_info(g);
-  }
-  if (info != nullptr) {
-    *info = origin;
-  }
-  return g;
+  GroupTable table(std::move(groups), "<communicator groups>", options.num_ranks);
+  return assemble(rank_trace, options, table, nullptr);
 }
 
 }  // namespace tessera::graph::chakra

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
+#include "synth/graph/chakra/comm_groups.h"
 #include "synth/graph/chakra/et_trace.h"
 #include "synth/graph/exec_graph.h"
 
@@ -57,5 +60,12 @@ EtTrace read_et_file(const std::string& path);
 // dependency on a missing node id, a cycle, or a peer outside the ranks.
 ExecGraph read_chakra(const std::string& prefix, const ImportOptions& options = {},
                       ImportInfo* info = nullptr);
+
+// The same for traces that are not files (the fuzz target's bytes): rank_trace(r) gives rank
+// r's trace for r in [0, options.num_ranks), which must be > 0, and `groups` what
+// read_comm_groups would have read, if anything. Throws what read_chakra throws.
+ExecGraph import_chakra(const std::function<EtTrace(std::int32_t)>& rank_trace,
+                        const ImportOptions& options,
+                        std::optional<CommGroups> groups = std::nullopt);
 
 }  // namespace tessera::graph::chakra

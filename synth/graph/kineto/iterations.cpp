@@ -20,6 +20,12 @@ std::unordered_map<std::int64_t, std::uint32_t> runtime_by_correlation(const Kin
 }
 
 IterationSet find_iterations(const KinetoTrace& t) {
+  auto launch = runtime_by_correlation(t);
+  // When an activity counts: its launch, or its start without a launch record.
+  auto key_of = [&](const GpuActivity& a) {
+    auto l = launch.find(a.correlation);
+    return l != launch.end() ? t.runtime[l->second].ts_ns : a.ts_ns;
+  };
   IterationSet set;
   set.from_annotations = !t.steps.empty();
   if (set.from_annotations) {
@@ -37,21 +43,18 @@ IterationSet find_iterations(const KinetoTrace& t) {
     it.begin_ns = std::numeric_limits<std::int64_t>::max();
     it.end_ns = std::numeric_limits<std::int64_t>::min();
     for (const GpuActivity& a : t.gpu) {
-      it.begin_ns = std::min(it.begin_ns, a.ts_ns);
+      // From the first launch, so that no activity is left out.
+      it.begin_ns = std::min({it.begin_ns, a.ts_ns, key_of(a)});
       it.end_ns = std::max(it.end_ns, a.end_ns());
     }
     it.window_end_ns = std::numeric_limits<std::int64_t>::max();
     set.iterations.push_back(std::move(it));
     set.note = "no ProfilerStep annotations: the whole trace is treated as one iteration";
   }
-  auto launch = runtime_by_correlation(t);
   auto& its = set.iterations;
   for (std::size_t i = 0; i < t.gpu.size(); ++i) {
     const GpuActivity& a = t.gpu[i];
-    std::int64_t key = a.ts_ns;
-    if (auto l = launch.find(a.correlation); l != launch.end()) {
-      key = t.runtime[l->second].ts_ns;
-    }
+    std::int64_t key = key_of(a);
     // The last iteration whose begin is <= key.
     auto pos = std::upper_bound(its.begin(), its.end(), key,
                                 [](std::int64_t k, const Iteration& x) { return k < x.begin_ns; });

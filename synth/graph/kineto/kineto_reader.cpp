@@ -5,7 +5,6 @@
 
 #include "sim/base/error.h"
 #include "synth/graph/kineto/byte_source.h"
-#include "synth/graph/kineto/chunk_iterator.h"
 #include "synth/graph/kineto/kineto_sax.h"
 
 namespace tessera::graph::kineto {
@@ -64,16 +63,12 @@ void read_distributed(const nlohmann::json& d, DistributedInfo& out) {
   }
 }
 
-}  // namespace
-
-KinetoTrace read_kineto(const std::string& path) {
+KinetoTrace read(ByteSource& source) {
+  const std::string& path = source.path();
   KinetoTrace t;
   t.path = path;
-  ByteSource source(path);
-  ChunkIterator::State state;
-  state.source = &source;
   KinetoSax sax(t);
-  nlohmann::json::sax_parse(ChunkIterator(&state), ChunkIterator(), &sax);
+  sax.run(source);
   t.json_bytes = source.bytes_out();
   if (!sax.saw_trace_events()) {
     fail(path, "not a Chrome trace: the JSON has no traceEvents array",
@@ -92,6 +87,18 @@ KinetoTrace read_kineto(const std::string& path) {
   std::sort(t.steps.begin(), t.steps.end(),
             [](const StepAnnotation& a, const StepAnnotation& b) { return a.ts_ns < b.ts_ns; });
   return t;
+}
+
+}  // namespace
+
+KinetoTrace read_kineto(const std::string& path) {
+  ByteSource source(path);
+  return read(source);
+}
+
+KinetoTrace read_kineto_bytes(std::string_view bytes, const std::string& name) {
+  ByteSource source(bytes, name);
+  return read(source);
 }
 
 }  // namespace tessera::graph::kineto

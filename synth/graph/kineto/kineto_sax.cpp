@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/base/error.h"
+#include "synth/graph/kineto/json_stream.h"
 #include "synth/graph/kineto/kernel_class.h"
 
 namespace tessera::graph::kineto {
@@ -43,7 +44,6 @@ std::vector<std::int32_t> parse_rank_list(std::string_view s) {
 }  // namespace
 
 void KinetoSax::Event::clear() {
-  ph.clear();
   cat.clear();
   name.clear();
   dtype.clear();
@@ -58,25 +58,196 @@ void KinetoSax::Event::clear() {
   total_allocated = device_type = device_id = -1;
 }
 
-bool KinetoSax::sub_value(json v) {
-  if (sub_stack_.empty()) {
-    return true;
-  }
-  json& top = *sub_stack_.back();
+void KinetoSax::Capture::value(json v) {
+  json& top = *stack.back();
   if (top.is_array()) {
     top.push_back(std::move(v));
   } else {
-    top[sub_key_] = std::move(v);
+    top[key] = std::move(v);
   }
-  return true;
 }
 
-bool KinetoSax::scalar(double d, std::int64_t i) {
-  if (skip_depth_ >= 0) {
-    return true;
+void KinetoSax::Capture::open(bool object) {
+  json v = object ? json::object() : json::array();
+  json* child = nullptr;
+  if (stack.empty()) {
+    *target = std::move(v);
+    child = target;
+  } else if (json& top = *stack.back(); top.is_array()) {
+    child = &top.emplace_back(std::move(v));
+  } else {
+    child = &(top[key] = std::move(v));
   }
-  if (sub_target_ != nullptr) {
-    return sub_value(i == INT64_MIN ? json(d) : json(i));
+  stack.push_back(child);
+}
+
+void KinetoSax::Capture::close() {
+  stack.pop_back();
+  if (stack.empty()) {
+    target = nullptr;
+  }
+}
+
+KinetoSax::Field KinetoSax::event_field(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      return k == "ts" ? Field::kTs : Field::kNone;
+    case 3:
+      if (k == "cat") {
+        return Field::kCat;
+      }
+      if (k == "dur") {
+        return Field::kDur;
+      }
+      return k == "tid" ? Field::kTid : Field::kNone;
+    case 4:
+      if (k == "name") {
+        return Field::kName;
+      }
+      return k == "args" ? Field::kArgs : Field::kNone;
+    default:
+      return Field::kNone;
+  }
+}
+
+KinetoSax::Field KinetoSax::arg_field(std::string_view k) {
+  auto is = [&](std::string_view name, Field f) { return k == name ? f : Field::kNone; };
+  switch (k.size()) {
+    case 5:
+      return k[0] == 'b' ? is("bytes", Field::kBytes) : is("dtype", Field::kDtype);
+    case 6:
+      return k[0] == 's' ? is("stream", Field::kStream) : is("device", Field::kDevice);
+    case 9:
+      return is("Device Id", Field::kDeviceId);
+    case 10:
+      return is("Group size", Field::kGroupSize);
+    case 11:
+      return k[0] == 'c' ? is("correlation", Field::kCorrelation)
+                         : is("Device Type", Field::kDeviceType);
+    case 13:
+      return is("In msg nelems", Field::kInNelems);
+    case 14:
+      return is("Out msg nelems", Field::kOutNelems);
+    case 15:
+      return k[0] == 'C' ? is("Collective name", Field::kCollName)
+                         : is("Total Allocated", Field::kTotalAllocated);
+    case 18:
+      return is("Process Group Name", Field::kPgName);
+    case 19:
+      return is("Process Group Ranks", Field::kPgRanks);
+    default:
+      return Field::kNone;
+  }
+}
+
+void KinetoSax::open(bool object) {
+  ++depth_;
+  if (skip_depth_ >= 0) {
+    return;
+  }
+  if (capture_.target != nullptr) {
+    capture_.open(object);
+    return;
+  }
+  if (depth_ == 1) {
+    if (!object) {  // the JSON Array Format: the root is the event list
+      root_is_array_ = true;
+      events_depth_ = 1;
+      saw_events_ = true;
+    }
+    return;
+  }
+  if (depth_ == 2 && !root_is_array_) {  // the value of one of the root object's members
+    if (top_ == TopKey::kTraceEvents && !object) {
+      events_depth_ = 2;
+      saw_events_ = true;
+      return;
+    }
+    if (top_ == TopKey::kDistributedInfo || top_ == TopKey::kDeviceProperties) {
+      capture_.target = top_ == TopKey::kDistributedInfo ? &dist_ : &devices_;
+      capture_.open(object);
+      return;
+    }
+  } else if (events_depth_ >= 0 && object) {
+    if (depth_ == events_depth_ + 1) {  // an event
+      ev_.clear();
+      field_ = Field::kNone;
+      in_args_ = false;
+      return;
+    }
+    if (depth_ == events_depth_ + 2 && field_ == Field::kArgs) {
+      in_args_ = true;
+      field_ = Field::kNone;
+      return;
+    }
+  }
+  skip_depth_ = depth_;
+  field_ = Field::kNone;
+}
+
+void KinetoSax::close() {
+  if (skip_depth_ >= 0) {
+    if (depth_ == skip_depth_) {
+      skip_depth_ = -1;
+    }
+    --depth_;
+    return;
+  }
+  if (capture_.target != nullptr) {
+    capture_.close();
+    --depth_;
+    return;
+  }
+  if (events_depth_ >= 0) {
+    if (depth_ == events_depth_) {
+      events_depth_ = -1;  // the end of traceEvents
+    } else if (depth_ == events_depth_ + 1) {
+      finish_event();
+    } else if (depth_ == events_depth_ + 2) {
+      in_args_ = false;
+    }
+  }
+  field_ = Field::kNone;
+  --depth_;
+}
+
+void KinetoSax::key(std::string_view k) {
+  if (skip_depth_ >= 0) {
+    return;
+  }
+  if (capture_.target != nullptr) {
+    capture_.key.assign(k);
+    return;
+  }
+  if (depth_ == 1) {
+    if (k == "traceEvents") {
+      top_ = TopKey::kTraceEvents;
+    } else if (k == "distributedInfo") {
+      top_ = TopKey::kDistributedInfo;
+    } else if (k == "deviceProperties") {
+      top_ = TopKey::kDeviceProperties;
+    } else {
+      top_ = TopKey::kOther;
+    }
+    return;
+  }
+  if (events_depth_ < 0) {
+    return;
+  }
+  if (depth_ == events_depth_ + 1) {
+    field_ = event_field(k);
+  } else if (depth_ == events_depth_ + 2 && in_args_) {
+    field_ = arg_field(k);
+  }
+}
+
+void KinetoSax::scalar(double d, std::int64_t i) {
+  if (skip_depth_ >= 0) {
+    return;
+  }
+  if (capture_.target != nullptr) {
+    capture_.value(i == INT64_MIN ? json(d) : json(i));
+    return;
   }
   auto as_int = [&]() { return i == INT64_MIN ? static_cast<std::int64_t>(d) : i; };
   // Microseconds to nanoseconds; integers stay exact (epoch microseconds exceed a double's
@@ -131,274 +302,68 @@ bool KinetoSax::scalar(double d, std::int64_t i) {
       break;
   }
   field_ = Field::kNone;
-  return true;
 }
 
-bool KinetoSax::null() {
-  if (sub_target_ != nullptr && skip_depth_ < 0) {
-    return sub_value(nullptr);
+void KinetoSax::floating(double v) {
+  // A float that is an integer in int64's range is still read as a float (INT64_MIN marks
+  // "use the double"); one beyond it reads as 0 where an integer is expected.
+  scalar(v, std::fabs(v) < 9e18 ? INT64_MIN : 0);
+}
+
+void KinetoSax::null() {
+  if (skip_depth_ < 0 && capture_.target != nullptr) {
+    capture_.value(nullptr);
+    return;
   }
   field_ = Field::kNone;
-  return true;
 }
 
-bool KinetoSax::boolean(bool v) {
-  if (sub_target_ != nullptr && skip_depth_ < 0) {
-    return sub_value(v);
+void KinetoSax::boolean(bool v) {
+  if (skip_depth_ < 0 && capture_.target != nullptr) {
+    capture_.value(v);
+    return;
   }
   field_ = Field::kNone;
-  return true;
 }
 
-bool KinetoSax::number_integer(json::number_integer_t v) {
-  return scalar(static_cast<double>(v), v);
-}
-
-bool KinetoSax::number_unsigned(json::number_unsigned_t v) {
-  auto i = v > static_cast<json::number_unsigned_t>(INT64_MAX) ? INT64_MAX
-                                                               : static_cast<std::int64_t>(v);
-  return scalar(static_cast<double>(v), i);
-}
-
-bool KinetoSax::number_float(json::number_float_t v, const std::string& /*text*/) {
-  return scalar(v, std::isfinite(v) && std::fabs(v) < 9e18 ? INT64_MIN : 0);
-}
-
-bool KinetoSax::binary(json::binary_t& /*v*/) {
-  return true;
-}
-
-bool KinetoSax::string(std::string& v) {
+void KinetoSax::string(std::string_view v) {
   if (skip_depth_ >= 0) {
-    return true;
+    return;
   }
-  if (sub_target_ != nullptr) {
-    return sub_value(std::move(v));
+  if (capture_.target != nullptr) {
+    capture_.value(std::string(v));
+    return;
   }
   switch (field_) {
-    case Field::kPh:
-      ev_.ph.swap(v);
-      break;
     case Field::kCat:
-      ev_.cat.swap(v);
+      ev_.cat.assign(v);
       break;
     case Field::kName:
-      ev_.name.swap(v);
+      ev_.name.assign(v);
       break;
     case Field::kDtype:
-      ev_.dtype.swap(v);
+      ev_.dtype.assign(v);
       break;
     case Field::kPgName:
-      ev_.pg_name.swap(v);
+      ev_.pg_name.assign(v);
       break;
     case Field::kPgRanks:
-      ev_.pg_ranks.swap(v);
+      ev_.pg_ranks.assign(v);
       break;
     case Field::kCollName:
-      ev_.coll_name.swap(v);
+      ev_.coll_name.assign(v);
       break;
     default:
       break;
   }
   field_ = Field::kNone;
-  return true;
 }
 
-bool KinetoSax::start_object(std::size_t /*size*/) {
-  ++depth_;
-  if (skip_depth_ >= 0) {
-    return true;
-  }
-  if (sub_target_ != nullptr) {
-    if (sub_stack_.empty()) {
-      *sub_target_ = json::object();
-      sub_stack_.push_back(sub_target_);
-    } else {
-      json& top = *sub_stack_.back();
-      json* child =
-          top.is_array() ? &top.emplace_back(json::object()) : &(top[sub_key_] = json::object());
-      sub_stack_.push_back(child);
-    }
-    return true;
-  }
-  if (depth_ == 1) {
-    return true;  // the root object
-  }
-  if (events_depth_ >= 0 && depth_ == events_depth_ + 1) {
-    ev_.clear();
-    field_ = Field::kNone;
-    in_args_ = false;
-    return true;
-  }
-  if (events_depth_ >= 0 && depth_ == events_depth_ + 2 && field_ == Field::kNone && in_args_) {
-    return true;  // the args object (key() set in_args_)
-  }
-  skip_depth_ = depth_;
-  return true;
-}
-
-bool KinetoSax::end_object() {
-  if (skip_depth_ >= 0) {
-    if (depth_ == skip_depth_) {
-      skip_depth_ = -1;
-      field_ = Field::kNone;
-    }
-    --depth_;
-    return true;
-  }
-  if (sub_target_ != nullptr) {
-    sub_stack_.pop_back();
-    if (sub_stack_.empty()) {
-      sub_target_ = nullptr;
-    }
-    --depth_;
-    return true;
-  }
-  if (events_depth_ >= 0 && depth_ == events_depth_ + 1) {
-    finish_event();
-  } else if (events_depth_ >= 0 && depth_ == events_depth_ + 2) {
-    in_args_ = false;
-  }
-  field_ = Field::kNone;
-  --depth_;
-  return true;
-}
-
-bool KinetoSax::start_array(std::size_t /*size*/) {
-  ++depth_;
-  if (skip_depth_ >= 0) {
-    return true;
-  }
-  if (sub_target_ != nullptr) {
-    if (sub_stack_.empty()) {
-      *sub_target_ = json::array();
-      sub_stack_.push_back(sub_target_);
-    } else {
-      json& top = *sub_stack_.back();
-      json* child =
-          top.is_array() ? &top.emplace_back(json::array()) : &(top[sub_key_] = json::array());
-      sub_stack_.push_back(child);
-    }
-    return true;
-  }
-  if (depth_ == 1) {  // the JSON Array Format: the root is the event list
-    root_is_array_ = true;
-    events_depth_ = 1;
-    saw_events_ = true;
-    return true;
-  }
-  if (depth_ == 2 && !root_is_array_ && top_key_ == "traceEvents") {
-    events_depth_ = 2;
-    saw_events_ = true;
-    return true;
-  }
-  skip_depth_ = depth_;
-  return true;
-}
-
-bool KinetoSax::end_array() {
-  if (skip_depth_ >= 0) {
-    if (depth_ == skip_depth_) {
-      skip_depth_ = -1;
-      field_ = Field::kNone;
-    }
-    --depth_;
-    return true;
-  }
-  if (sub_target_ != nullptr) {
-    sub_stack_.pop_back();
-    if (sub_stack_.empty()) {
-      sub_target_ = nullptr;
-    }
-    --depth_;
-    return true;
-  }
-  if (depth_ == events_depth_) {
-    events_depth_ = -1;
-  }
-  --depth_;
-  return true;
-}
-
-bool KinetoSax::key(std::string& k) {
-  if (skip_depth_ >= 0) {
-    return true;
-  }
-  if (sub_target_ != nullptr) {
-    sub_key_.swap(k);
-    return true;
-  }
-  if (depth_ == 1 && !root_is_array_) {
-    top_key_ = k;
-    if (k == "distributedInfo") {
-      sub_target_ = &dist_;
-    } else if (k == "deviceProperties") {
-      sub_target_ = &devices_;
-    }
-    return true;
-  }
-  field_ = Field::kNone;
-  if (events_depth_ < 0) {
-    return true;
-  }
-  if (depth_ == events_depth_ + 1) {
-    if (k == "ph") {
-      field_ = Field::kPh;
-    } else if (k == "cat") {
-      field_ = Field::kCat;
-    } else if (k == "name") {
-      field_ = Field::kName;
-    } else if (k == "tid") {
-      field_ = Field::kTid;
-    } else if (k == "ts") {
-      field_ = Field::kTs;
-    } else if (k == "dur") {
-      field_ = Field::kDur;
-    } else if (k == "args") {
-      in_args_ = true;
-    }
-    return true;
-  }
-  if (depth_ == events_depth_ + 2 && in_args_) {
-    struct Entry {
-      std::string_view key;
-      Field field;
-    };
-    static constexpr Entry kArgs[] = {{"stream", Field::kStream},
-                                      {"correlation", Field::kCorrelation},
-                                      {"device", Field::kDevice},
-                                      {"bytes", Field::kBytes},
-                                      {"In msg nelems", Field::kInNelems},
-                                      {"Out msg nelems", Field::kOutNelems},
-                                      {"Group size", Field::kGroupSize},
-                                      {"dtype", Field::kDtype},
-                                      {"Process Group Name", Field::kPgName},
-                                      {"Process Group Ranks", Field::kPgRanks},
-                                      {"Collective name", Field::kCollName},
-                                      {"Total Allocated", Field::kTotalAllocated},
-                                      {"Device Type", Field::kDeviceType},
-                                      {"Device Id", Field::kDeviceId}};
-    for (const Entry& e : kArgs) {
-      if (e.key == k) {
-        field_ = e.field;
-        break;
-      }
-    }
-  }
-  return true;
-}
-
-bool KinetoSax::parse_error(std::size_t position, const std::string& /*last_token*/,
-                            const nlohmann::detail::exception& ex) {
-  std::string what = ex.what();
-  // nlohmann's text starts with "[json.exception.parse_error.101] parse error at ...".
-  if (auto at = what.find("] "); at != std::string::npos) {
-    what = what.substr(at + 2);
-  }
-  throw base::InputError(base::SourceLoc{out_.path},
-                         fmt::format("not valid JSON (byte {}): {}", position, what),
-                         "expected a Chrome-trace JSON file from torch.profiler (Kineto), "
-                         "plain or gzip-compressed");
+void KinetoSax::run(ByteSource& source) {
+  JsonStream stream(source,
+                    "expected a Chrome-trace JSON file from torch.profiler (Kineto), plain or "
+                    "gzip-compressed");
+  stream.parse(*this);
 }
 
 void KinetoSax::finish_event() {

@@ -56,7 +56,7 @@ std::int64_t CommArgs::bytes() const {
 }
 
 std::uint32_t KinetoTrace::intern(std::string_view name) {
-  auto it = name_index.find(std::string(name));
+  auto it = name_index.find(name);
   if (it != name_index.end()) {
     return it->second;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,6 +108,13 @@ struct DistributedInfo {
   std::vector<ProcessGroup> groups;  // pg_config
 };
 
+// Hashes std::string and std::string_view alike, so that name_index is searched without
+// building a string.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct KinetoTrace {
   std::string path;
   std::vector<GpuActivity> gpu;  // in file order
@@ -118,7 +126,7 @@ struct KinetoTrace {
   std::string device_name;  // deviceProperties[0].name
   std::int64_t device_memory = -1;
   std::vector<std::string> names;
-  std::unordered_map<std::string, std::uint32_t> name_index;
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index;
   std::uint64_t events = 0;      // traceEvents entries seen
   std::uint64_t json_bytes = 0;  // decompressed size
 

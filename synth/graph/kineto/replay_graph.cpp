@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -22,6 +23,10 @@ constexpr std::int64_t kEndToleranceNs = 2'000;  // clock skew between CPU and G
 struct Item {
   Node node;
   std::vector<std::uint32_t> deps;
+  // The deps that order a chain (a CUDA stream's, a host thread's): they alone cannot form a
+  // cycle. The others (launches, synchronizations, inferred waits) come from timestamps and
+  // are dropped where contradictory timestamps make them form one.
+  std::vector<std::uint32_t> chain_deps;
   std::int64_t key = 0;  // measured time, to order items
 };
 
@@ -149,6 +154,7 @@ class Builder {
       item.key = a.ts_ns;
       if (auto p = last_on_stream.find(a.stream); p != last_on_stream.end()) {
         item.deps.push_back(p->second);
+        item.chain_deps.push_back(p->second);
         pred_[i] = act_of_item_[p->second];
       }
       std::uint32_t id = add_item(std::move(item));
@@ -199,10 +205,21 @@ class Builder {
         threads[c.tid].push_back(static_cast<std::uint32_t>(r));
       }
     }
+    // An activity's launch: the latest call with its correlation id that started no later
+    // than the activity did (a trace may repeat an id; a call after the activity started
+    // cannot have launched it).
+    std::unordered_map<std::uint32_t, std::uint32_t> launch_call;  // activity -> runtime call
     for (const auto& [tid, calls] : threads) {
       for (std::uint32_t r : calls) {
-        if (auto l = launch_of.find(t_.runtime[r].correlation); l != launch_of.end()) {
-          launch_time_[l->second] = t_.runtime[r].ts_ns;
+        const RuntimeCall& c = t_.runtime[r];
+        auto l = launch_of.find(c.correlation);
+        if (l == launch_of.end() || c.ts_ns > t_.gpu[l->second].ts_ns) {
+          continue;
+        }
+        auto [at, inserted] = launch_time_.try_emplace(l->second, c.ts_ns);
+        if (inserted || c.ts_ns > at->second) {
+          at->second = c.ts_ns;
+          launch_call[l->second] = r;
         }
       }
     }
@@ -222,13 +239,16 @@ class Builder {
         Item h = host_item(host_name_, when - prev_time, when);
         if (prev >= 0) {
           h.deps.push_back(static_cast<std::uint32_t>(prev));
+          h.chain_deps.push_back(static_cast<std::uint32_t>(prev));
         }
         prev = add_item(std::move(h));
         prev_time = std::max(prev_time, when);
       };
       for (std::uint32_t r : calls) {
         const RuntimeCall& c = t_.runtime[r];
-        if (auto l = launch_of.find(c.correlation); l != launch_of.end()) {
+        if (auto l = launch_of.find(c.correlation); l != launch_of.end() &&
+                                                    launch_call.count(l->second) != 0 &&
+                                                    launch_call.at(l->second) == r) {
           gap_to(c.ts_ns);
           items_[item_of_.at(l->second)].deps.push_back(static_cast<std::uint32_t>(prev));
           ++stats_.launches;
@@ -243,6 +263,7 @@ class Builder {
           Item s = host_item(sync_name_, 0, std::max(c.end_ns(), w.end_ns()));
           s.deps = {static_cast<std::uint32_t>(prev),
                     item_of_.at(static_cast<std::uint32_t>(waited))};
+          s.chain_deps = {static_cast<std::uint32_t>(prev)};
           prev = add_item(std::move(s));
           prev_time = std::max(prev_time, c.end_ns());
           ++stats_.sync_waits;
@@ -333,6 +354,7 @@ class Builder {
         out[p].push_back(i);
       }
     }
+    std::vector<bool> done(items_.size(), false);
     using Entry = std::pair<std::int64_t, std::uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
     for (std::uint32_t i = 0; i < items_.size(); ++i) {
@@ -343,9 +365,18 @@ class Builder {
     RankGraph rg;
     std::vector<NodeId> node_of(items_.size(), 0);
     std::vector<NodeId> deps;
-    while (!ready.empty()) {
+    for (;;) {
+      if (ready.empty()) {
+        if (rg.size() == items_.size()) {
+          break;
+        }
+        // Every item left waits: the timestamps contradict each other (a cycle).
+        std::uint32_t i = break_cycle(done, pending, out);
+        ready.emplace(items_[i].key, i);
+      }
       std::uint32_t i = ready.top().second;
       ready.pop();
+      done[i] = true;
       deps.clear();
       for (std::uint32_t p : items_[i].deps) {
         deps.push_back(node_of[p]);
@@ -357,13 +388,43 @@ class Builder {
         }
       }
     }
-    if (rg.size() != items_.size()) {
-      throw base::InternalError("kineto replay: the inferred dependencies form a cycle");
-    }
     g_.num_ranks = 1;
     g_.classes.push_back(std::move(rg));
     g_.class_of_rank = {0};
     g_.class_rep = {0};
+  }
+
+  // Drops the timestamp-derived deps on items not yet emitted of the earliest waiting item
+  // that has any, until it waits for nothing; returns it. Chains alone are acyclic, so one
+  // such item always exists while items wait.
+  std::uint32_t break_cycle(const std::vector<bool>& done, std::vector<std::uint32_t>& pending,
+                            std::vector<std::vector<std::uint32_t>>& out) {
+    std::optional<std::uint32_t> best;
+    for (std::uint32_t i = 0; i < items_.size(); ++i) {
+      if (done[i] || pending[i] == 0) {
+        continue;
+      }
+      const Item& it = items_[i];
+      bool chained = std::any_of(it.chain_deps.begin(), it.chain_deps.end(),
+                                 [&](std::uint32_t p) { return !done[p]; });
+      if (!chained && (!best || it.key < items_[*best].key)) {
+        best = i;
+      }
+    }
+    if (!best) {
+      throw base::InternalError("kineto replay: a cycle along a stream or host thread");
+    }
+    Item& it = items_[*best];
+    auto dropped = std::stable_partition(it.deps.begin(), it.deps.end(),
+                                         [&](std::uint32_t p) { return done[p]; });
+    for (auto d = dropped; d != it.deps.end(); ++d) {
+      auto& o = out[*d];
+      o.erase(std::find(o.begin(), o.end(), *best));
+      ++stats_.dropped_deps;
+    }
+    it.deps.erase(dropped, it.deps.end());
+    pending[*best] = 0;
+    return *best;
   }
 
   const KinetoTrace& t_;

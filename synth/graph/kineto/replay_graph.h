@@ -41,6 +41,9 @@ struct ReplayStats {
   std::size_t inferred_waits = 0;   // cross-stream dependencies inferred from timing
   std::size_t carried_streams = 0;  // streams still busy with the previous iteration's work
   std::size_t cuda_streams = 0;
+  // Timestamp-derived dependencies dropped because the trace's timestamps contradict each
+  // other (they formed a cycle); 0 for a consistent trace.
+  std::size_t dropped_deps = 0;
 };
 
 struct ReplayGraph {
