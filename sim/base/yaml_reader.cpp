@@ -101,7 +101,8 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
   return YamlNode(root, std::move(origin), "");
 }
 
-void YamlNode::apply_override(std::string_view assignment) {
+void YamlNode::apply_override(std::string_view assignment,
+                              const std::map<std::string, std::string>& scalar_as) {
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
@@ -125,8 +126,19 @@ void YamlNode::apply_override(std::string_view assignment) {
   // yaml-cpp nodes are handles: walk with reset() so we never assign through an alias.
   YAML::Node cur;
   cur.reset(node_);
+  std::string path;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) {
+    path += (path.empty() ? "" : ".") + parts[i];
+    YAML::Node child = cur[parts[i]];
+    if (child && child.IsScalar()) {  // e.g. `model: gpt3-175b` -> {preset: gpt3-175b}
+      auto as = scalar_as.find(path);
+      if (as == scalar_as.end()) {
+        throw InputError(fmt::format("--set {}: '{}' is a value, not a mapping", assignment, path));
+      }
+      YAML::Node map(YAML::NodeType::Map);
+      map[as->second] = YAML::Clone(child);
+      cur[parts[i]] = map;
+    } else if (!child || !child.IsMap()) {
       cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
     }
     YAML::Node next = cur[parts[i]];

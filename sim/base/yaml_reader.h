@@ -38,8 +38,11 @@ class YamlNode {
   static YamlNode load_file(const std::string& path);
   static YamlNode load_string(const std::string& text, const std::string& name);
 
-  // `--set a.b.c=value`: replaces (or creates) that key before the document is read.
-  void apply_override(std::string_view assignment);
+  // `--set a.b.c=value`: replaces (or creates) that key before the document is read. Setting a
+  // key below a scalar (`model: gpt3-175b`) turns the scalar into a mapping that keeps it under
+  // the key `scalar_as` names for that path ({preset: gpt3-175b}); other scalars are an error.
+  void apply_override(std::string_view assignment,
+                      const std::map<std::string, std::string>& scalar_as = {});
 
   [[nodiscard]] SourceLoc loc() const;
   [[nodiscard]] const std::string& path() const { return path_; }

@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "hwprofiles/hw_profile.h"
@@ -655,8 +656,11 @@ void validate(const YamlNode& root, Scenario& s) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YamlNode root = YamlNode::load_file(path);
+  // A preset or schedule name stays when a key below it is set: `--set model.layers=8`.
+  const std::map<std::string, std::string> scalar_as = {
+      {"model", "preset"}, {"encoder", "preset"}, {"schedule", "kind"}};
   for (const auto& o : overrides) {
-    root.apply_override(o);
+    root.apply_override(o, scalar_as);
   }
   root.check_keys(kTopKeys);
   Scenario s;

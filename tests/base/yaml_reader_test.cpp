@@ -59,6 +59,17 @@ TEST(YamlReader, OverridesReplaceValuesAndReportTheirOrigin) {
             "--set training.seq_len=x: error: 'training.seq_len': expected an integer, got 'x'");
 }
 
+TEST(YamlReader, OverridesBelowAScalarKeepItUnderTheNamedKey) {
+  auto root = YamlNode::load_string("model: gpt3-175b\nname: x\n", "x.yaml");
+  root.apply_override("model.layers=8", {{"model", "preset"}});
+  EXPECT_EQ(root.at("model").at("preset").as_string(), "gpt3-175b");
+  EXPECT_EQ(root.at("model").at("layers").as_int(), 8);
+  EXPECT_EQ(error_of([&] {
+              root.apply_override("name.first=y", {{"model", "preset"}});
+            }),
+            "error: --set name.first=y: 'name' is a value, not a mapping");
+}
+
 TEST(YamlReader, ChoicesSuggestTheNearestValue) {
   auto root = YamlNode::load_string("schedule: 1f1c\n", "x.yaml");
   constexpr std::array<std::string_view, 2> kChoices = {"gpipe", "1f1b"};
