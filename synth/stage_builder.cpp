@@ -350,7 +350,9 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   }
   const StageBlock& b = stage_ == 0 ? blocks_.front() : blocks_.back();
   std::size_t k = stage_ == 0 ? 0 : blocks_.size() - 1;
-  std::vector<NodeId> deps;
+  // Megatron's finalize_model_grads: the data-parallel gradient reduction finishes first,
+  // then the embedding gradients are summed (after the whole pipeline schedule).
+  std::vector<NodeId> deps = before_optimizer;
   for (std::int32_t w : b.prog->wgrad_ops) {
     deps.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - b.prog->n_fwd)]);
   }
