@@ -348,8 +348,9 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   if (group < 0) {
     return;
   }
-  const StageBlock& b = stage_ == 0 ? blocks_.front() : blocks_.back();
-  std::size_t k = stage_ == 0 ? 0 : blocks_.size() - 1;
+  const bool first = stage_ == llm_first_;  // holds the embedding; the other holds the head
+  const StageBlock& b = first ? blocks_.front() : blocks_.back();
+  std::size_t k = first ? 0 : blocks_.size() - 1;
   // Megatron's finalize_model_grads: the data-parallel gradient reduction finishes first,
   // then the embedding gradients are summed (after the whole pipeline schedule).
   std::vector<NodeId> deps = before_optimizer;

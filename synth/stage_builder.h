@@ -155,7 +155,8 @@ class StageBuilder {
   std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
   std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
   std::size_t enc_end_ = 0;
-  double enc_params_ = 0.0;  // this rank's encoder parameters
+  double enc_params_ = 0.0;           // this rank's encoder parameters
+  std::vector<NodeId> enc_bwd_ends_;  // the last backward op of each image group
 };
 
 }  // namespace tessera::synth::detail

@@ -108,6 +108,7 @@ NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size
   const auto& groups = enc_->mix()[static_cast<std::size_t>(mb)].groups;
   end = std::min(end, static_cast<std::size_t>(enc_->layers()) + 2);
   std::vector<NodeId> outs;
+  enc_bwd_ends_.clear();
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const parallel::EncoderProgram& p = enc_->get(groups[gi], true);
     NodeId grad = grad_in;
@@ -122,6 +123,7 @@ NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size
         grad = base + static_cast<NodeId>(b.prog->bwd_out - b.prog->n_fwd);
       }
     }
+    enc_bwd_ends_.push_back(static_cast<NodeId>(g_.size() - 1));  // the group's last op
     outs.push_back(grad);
   }
   if (outs.empty() || begin == 0) {  // the patch embedding passes no gradient on
@@ -218,8 +220,8 @@ void StageBuilder::run_transposed() {
           NodeId again = encoder_forward(mb, true, enc_input_[m]);
           marker(names[1], mb, {again}, 0, enc_->feature_bytes(mb));
           encoder_backward(mb, feature_grad_[m]);
-          if (enc_input_[m] != kNone) {
-            marker(names[10], mb, {static_cast<NodeId>(g_.size() - 1)}, 0, enc_->input_bytes(mb));
+          if (enc_input_[m] != kNone) {  // the pixels go once every group's backward is done
+            marker(names[10], mb, enc_bwd_ends_, 0, enc_->input_bytes(mb));
           }
         }
         break;

@@ -96,11 +96,12 @@ void make_groups(ExecGraph& g, Context& c) {
   if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
     return;
   }
+  const std::int64_t first = models::first_llm_stage(c.s);
   for (std::int64_t r = 0; r < mesh.size(); ++r) {
-    if (mesh.coord(r)[Axis::kPP] != 0) {
+    if (mesh.coord(r)[Axis::kPP] != first) {
       continue;
     }
-    auto last = mesh.neighbour(r, Axis::kPP, mesh.axis_size(Axis::kPP) - 1);
+    auto last = mesh.neighbour(r, Axis::kPP, mesh.axis_size(Axis::kPP) - 1 - first);
     auto id = static_cast<std::int32_t>(g.groups.size());
     g.groups.push_back(
         {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(last)}});

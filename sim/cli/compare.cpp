@@ -28,6 +28,23 @@ namespace tessera::cli {
 
 namespace {
 
+// The integer after "name:" in `spec`, `fallback` without one.
+std::int64_t spec_count(const std::string& spec, std::int64_t fallback) {
+  auto colon = spec.find(':');
+  if (colon == std::string::npos) {
+    return fallback;
+  }
+  std::int64_t v = 0;
+  const char* first = spec.data() + colon + 1;
+  const char* last = spec.data() + spec.size();
+  auto [end, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || end != last || first == last) {
+    throw base::InputError(
+        fmt::format("--schedules: '{}': expected a whole number after ':'", spec));
+  }
+  return v;
+}
+
 // "1f1b", "gpipe", "interleaved:3" (v model chunks per rank; default 2).
 synth::ScheduleConfig parse_schedule(const std::string& spec) {
   synth::ScheduleConfig cfg;
@@ -68,37 +85,17 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
     }
   } else if (name == "encoder-separate") {  // DistTrain-style: the encoder on n devices more
     cfg.encoder = synth::EncoderPlacement::kSeparate;
-    cfg.encoder_devices = 1;
-    if (spec.find(':') != std::string::npos) {
-      try {
-        cfg.encoder_devices = std::stoll(spec.substr(spec.find(':') + 1));
-      } catch (const std::exception&) {
-        cfg.encoder_devices = 0;
-      }
-    }
+    cfg.encoder_devices = spec_count(spec, 1);
     if (cfg.encoder_devices < 1) {
-      throw base::InputError(fmt::format("--schedules: '{}' needs a device count >= 1", spec));
+      throw base::InputError(
+          fmt::format("--schedules: '{}': expected encoder-separate:N with N >= 1", spec));
     }
   } else if (name == "encoder-stages") {  // the encoder as its own first pipeline stage(s)
     cfg.encoder = synth::EncoderPlacement::kStages;
-    cfg.encoder_stages = 1;
-    if (spec.find(':') != std::string::npos) {
-      try {
-        cfg.encoder_stages = std::stoll(spec.substr(spec.find(':') + 1));
-      } catch (const std::exception&) {
-        cfg.encoder_stages = 0;
-      }
-    }
+    cfg.encoder_stages = spec_count(spec, 1);
   } else if (name == "interleaved") {
     cfg.kind = synth::ScheduleKind::kInterleaved;
-    cfg.chunks = 2;
-    if (spec.find(':') != std::string::npos) {
-      try {
-        cfg.chunks = std::stoll(spec.substr(spec.find(':') + 1));
-      } catch (const std::exception&) {
-        cfg.chunks = 0;
-      }
-    }
+    cfg.chunks = spec_count(spec, 2);
   } else {
     throw base::InputError(
         fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, zb-h2, "
@@ -115,11 +112,15 @@ std::string unsupported(const synth::Scenario& s, const synth::ScheduleConfig& c
   if (cfg.encoder != synth::EncoderPlacement::kInline && !s.encoder.present) {
     return "the scenario has no encoder to place";
   }
+  if (s.encoder.present && cfg.kind == synth::ScheduleKind::kDualPipe) {
+    return "an encoder region is not supported with DualPipe yet";
+  }
   if (cfg.encoder == synth::EncoderPlacement::kStages) {
     bool flat = cfg.kind == synth::ScheduleKind::kGpipe || cfg.kind == synth::ScheduleKind::k1F1B ||
                 cfg.kind == synth::ScheduleKind::kZbH1;
     if (!flat || cfg.encoder_stages < 1 || cfg.encoder_stages >= s.parallel.pp ||
-        s.encoder.layers < cfg.encoder_stages) {
+        s.encoder.layers < cfg.encoder_stages ||
+        s.model.layers < s.parallel.pp - cfg.encoder_stages) {
       return fmt::format("the encoder cannot take {} of {} pipeline stages here",
                          cfg.encoder_stages, s.parallel.pp);
     }

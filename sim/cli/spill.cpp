@@ -26,17 +26,25 @@ double secs(base::SimTime t) {
   return static_cast<double>(t) * 1e-12;
 }
 
-// The cost model's times: the roofline duration of every compute node, summed per encoder
-// microbatch (forward nodes only) and per LLM stage forward of microbatch 0.
-void model_costs(const synth::Scenario& s, const Outcome& o, std::vector<double>& e, double& f) {
+// The cost model's times: roofline durations of compute nodes. E(j) is the encoder forward of
+// microbatch j on the rank whose plan runs it (a recompute there runs the same forward again:
+// the sum is divided by the runs); F is the mean over stages of the LLM forward of
+// microbatch 0.
+void model_costs(const synth::Scenario& s, const Outcome& o,
+                 const std::vector<std::vector<Step>>& plan, std::vector<double>& e, double& f) {
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   models::RooflineComputeModel model(profile);
   e.assign(static_cast<std::size_t>(s.microbatches()), 0.0);
-  std::vector<char> seen(e.size(), 0);
   double llm = 0.0;
-  for (const graph::RankGraph& rg : o.graph.classes) {
+  for (std::size_t r = 0; r < plan.size() && r < o.graph.classes.size(); ++r) {
+    std::vector<int> runs(e.size(), 0);
+    for (const Step& st : plan[r]) {
+      if (st.kind == Step::kEncoderForward || st.kind == Step::kEncoderRecompute) {
+        ++runs[static_cast<std::size_t>(st.microbatch)];
+      }
+    }
     std::vector<double> mine(e.size(), 0.0);
-    for (const graph::Node& n : rg.nodes) {
+    for (const graph::Node& n : o.graph.classes[r].nodes) {
       if (n.kind != graph::NodeKind::kCompute || n.phase != graph::Phase::kForward ||
           n.microbatch < 0) {
         continue;
@@ -48,14 +56,14 @@ void model_costs(const synth::Scenario& s, const Outcome& o, std::vector<double>
         llm += d;
       }
     }
-    for (std::size_t j = 0; j < e.size(); ++j) {  // a microbatch's forward runs on one rank
-      if (mine[j] > 0.0 && !seen[j]) {
-        e[j] = mine[j];
-        seen[j] = 1;
+    for (const Step& st : plan[r]) {
+      if (st.kind == Step::kEncoderForward) {
+        auto j = static_cast<std::size_t>(st.microbatch);
+        e[j] = mine[j] / runs[j];
       }
     }
   }
-  f = llm / static_cast<double>(o.graph.classes.size());
+  f = llm / static_cast<double>(plan.size());
 }
 
 }  // namespace
@@ -67,13 +75,16 @@ SpillAnalysis analyze_spill(const synth::Scenario& s, const Outcome& o) {
     return a;
   }
   std::vector<double> e;
-  model_costs(s, o, e, a.stage_forward_s);
+  model_costs(s, o, plan, e, a.stage_forward_s);
   int with_images = 0;
   for (double x : e) {
     a.encoder_forward_s += x;
     with_images += x > 0.0 ? 1 : 0;
   }
-  a.encoder_forward_s /= std::max(with_images, 1);
+  if (with_images == 0) {
+    return a;  // no images in the step: no encoder work to place
+  }
+  a.encoder_forward_s /= with_images;
   synth::schedule::TransposeCosts costs;
   costs.encoder_forward = e;
   costs.stage_forward = a.stage_forward_s;
@@ -99,29 +110,28 @@ SpillAnalysis analyze_spill(const synth::Scenario& s, const Outcome& o) {
     synth::parallel::Coord co;
     co.at[static_cast<std::size_t>(synth::Axis::kPP)] = static_cast<std::int64_t>(r);
     auto rank = static_cast<std::int32_t>(mesh.rank(co));
-    base::SimTime first = -1;
-    base::SimTime ready = 0;
-    base::SimTime enc_end_mb0 = 0;
+    base::SimTime first = -1;  // the first LLM compute
     for (const sim::Span& sp : o.stats.spans) {
-      if (sp.rank != rank) {
-        continue;
-      }
-      bool enc = is_encoder(o.graph, sp.name);
-      if (sp.stream == graph::Stream::kCompute && !enc && sp.end > sp.start &&
-          (first < 0 || sp.start < first)) {
+      if (sp.rank == rank && sp.stream == graph::Stream::kCompute &&
+          !is_encoder(o.graph, sp.name) && sp.end > sp.start && (first < 0 || sp.start < first)) {
         first = sp.start;
       }
-      if (r > 0 && sp.stream == graph::Stream::kPPRecvFwd && sp.microbatch == 0 &&
-          o.graph.names[sp.name] == "pp.recv_activation") {
-        ready = sp.end;
-      }
-      if (r == 0 && enc && sp.microbatch == 0 &&
-          o.graph.names[sp.name] != "encoder.merge_features") {
-        enc_end_mb0 = std::max(enc_end_mb0, sp.end);
-      }
     }
-    if (r == 0) {
-      ready = enc_end_mb0;
+    // Its input: the activation from the stage before, or on rank 0 its own encoder forward
+    // of microbatch 0 (the spans of that microbatch that end before the first LLM compute).
+    base::SimTime ready = 0;
+    for (const sim::Span& sp : o.stats.spans) {
+      if (sp.rank != rank || sp.microbatch != 0) {
+        continue;
+      }
+      if (r > 0 && sp.stream == graph::Stream::kPPRecvFwd &&
+          o.graph.names[sp.name] == "pp.recv_activation") {
+        ready = ready == 0 ? sp.end : std::min(ready, sp.end);
+      }
+      if (r == 0 && sp.stream == graph::Stream::kCompute && is_encoder(o.graph, sp.name) &&
+          o.graph.names[sp.name] != "encoder.merge_features" && sp.end <= first) {
+        ready = std::max(ready, sp.end);
+      }
     }
     for (const sim::Span& sp : o.stats.spans) {
       if (sp.rank == rank && sp.stream == graph::Stream::kCompute && is_encoder(o.graph, sp.name) &&

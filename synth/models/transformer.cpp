@@ -192,10 +192,17 @@ double weight_parameters(const stg::Graph& g) {
   return weight_params(g);
 }
 
+std::int64_t first_llm_stage(const Scenario& s) {
+  return s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages
+             ? s.schedule.encoder_stages
+             : 0;
+}
+
 bool embedding_and_head_share_a_rank(const Scenario& s) {
-  // Flat and interleaved schedules put the head on the last pipeline rank; V shapes bring the
-  // last stage back to the first rank.
-  return s.parallel.pp == 1 || s.schedule.kind == ScheduleKind::kDualPipeV ||
+  // Flat and interleaved schedules put the head on the last pipeline rank and the embedding on
+  // the LLM's first (after any encoder stages); V shapes bring the last stage back to the first
+  // rank.
+  return s.parallel.pp - first_llm_stage(s) == 1 || s.schedule.kind == ScheduleKind::kDualPipeV ||
          s.schedule.kind == ScheduleKind::kDualPipe;
 }
 

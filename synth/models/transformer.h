@@ -52,6 +52,9 @@ double weight_parameters(const stg::Graph& g);
 // table is one parameter; otherwise the last rank keeps a copy synchronised by all-reduce).
 bool embedding_and_head_share_a_rank(const Scenario& s);
 
+// The pipeline rank holding the LLM's embedding: 0, or the first after the encoder's stages.
+std::int64_t first_llm_stage(const Scenario& s);
+
 // The vocabulary after Megatron-style padding to a multiple of tp.
 std::int64_t padded_vocab(const Scenario& s);
 

@@ -382,12 +382,27 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   std::vector<std::string> spans;
   std::vector<bool> replicated;
   std::vector<bool> separate;
+  // The keys each kind of region takes.
+  constexpr std::array<std::string_view, 4> kLlmKeys = {"span", "layout", "skeleton", "chunks"};
+  constexpr std::array<std::string_view, 5> kReplicatedKeys = {"span", "layout", "skeleton",
+                                                               "owners", "encoder_backward"};
+  constexpr std::array<std::string_view, 4> kShardedKeys = {"span", "layout", "skeleton", "stages"};
+  constexpr std::array<std::string_view, 3> kSeparateKeys = {"span", "layout", "devices"};
   for (const YamlNode& r : regions) {
     r.check_keys(kRegionKeys);
     spans.push_back(r.at("span").as_choice(kSpans));
     std::string layout = r.has("layout") ? r.at("layout").as_choice(kLayouts) : "sharded";
     replicated.push_back(layout == "replicated");
     separate.push_back(layout == "separate");
+    if (spans.back() != "encoder") {
+      r.check_keys(kLlmKeys);
+    } else if (layout == "replicated") {
+      r.check_keys(kReplicatedKeys);
+    } else if (layout == "separate") {
+      r.check_keys(kSeparateKeys);
+    } else {
+      r.check_keys(kShardedKeys);
+    }
   }
   for (std::size_t i = 0; i + 1 < regions.size(); ++i) {
     if (replicated[i] && replicated[i + 1]) {
@@ -532,6 +547,13 @@ void validate_encoder(const YamlNode& root, const Scenario& s) {
     return;
   }
   const YamlNode enc = root.at("encoder");
+  if (s.schedule.kind == ScheduleKind::kDualPipe) {
+    (sched.is_map() && sched.has("kind") ? sched.at("kind") : sched)
+        .fail(
+            "DualPipe's second pipe starts on the last rank; an encoder region is not "
+            "supported with it yet",
+            "use dualpipev, 1f1b, interleaved or a zero-bubble schedule");
+  }
   check_divides(enc, p.tp, "parallelism.tp", e.heads, "encoder.heads");
   check_divides(enc, p.tp, "parallelism.tp", e.ffn, "encoder.ffn");
   if (s.schedule.encoder == EncoderPlacement::kStages) {
@@ -595,7 +617,9 @@ void validate(const YamlNode& root, Scenario& s) {
   check_divides(tp_at, p.tp, "tp", m.heads, "model.heads");
   check_divides(tp_at, p.tp, "tp", m.kv_heads, "model.kv_heads");
   check_divides(tp_at, p.tp, "tp", m.ffn, "model.ffn");
-  check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");
+  if (!(s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages)) {
+    check_divides(pp_at, p.pp, "pp", m.layers, "model.layers");  // encoder stages: uneven split
+  }
   const YamlNode sched = root.at("schedule");
   schedule::Placement place(s.schedule, static_cast<int>(p.pp));
   // Each pipe holds the whole model (DualPipe: two copies), cut into its stages.
@@ -726,7 +750,7 @@ std::string schedule_label(const ScheduleConfig& cfg) {
       return fmt::format("{} + encoder stage{} ({})", body, cfg.encoder_stages > 1 ? "s" : "",
                          cfg.encoder_stages);
     case EncoderPlacement::kSeparate:
-      return fmt::format("{} + encoder on {} device{}", body, cfg.encoder_devices,
+      return fmt::format("{} + encoder on {} more device{}", body, cfg.encoder_devices,
                          cfg.encoder_devices > 1 ? "s" : "");
     case EncoderPlacement::kTranspose:
       return fmt::format("transpose ({}{}, {})", owner_mode_name(cfg.owners),

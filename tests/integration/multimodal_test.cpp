@@ -887,5 +887,24 @@ INSTANTIATE_TEST_SUITE_P(Multimodal, SeparateEncoder,
                                               i.param.tp, i.param.sp ? "_sp" : "");
                          });
 
+// Tied embeddings with the encoder as the first stage: the embedding lives on the LLM's
+// first stage (pipeline rank 1), so that rank and the last one sum the table's gradients.
+TEST(MultimodalStages, TiedEmbeddingsPairTheLlmsFirstStageWithTheLast) {
+  synth::Scenario s = mm_scenario(1, 4, 1);
+  s.model.tied_embeddings = true;
+  s.schedule.encoder = EncoderPlacement::kStages;
+  s.schedule.encoder_stages = 1;
+  const graph::ExecGraph g = synth::synthesize(s);
+  int pairs = 0;
+  for (const graph::Group& grp : g.groups) {
+    if (grp.ranks == std::vector<std::int32_t>{1, 3}) {
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, 1);
+  const Outcome o = run(s, /*share=*/true);
+  EXPECT_GT(o.stats.step_time_s, 0.0);
+}
+
 }  // namespace
 }  // namespace tessera::integration
