@@ -115,7 +115,8 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   if (vs == llm_first_ && c_.s.encoder_devices() > 0 && !enc_->mix()[m].groups.empty()) {
     features_[m] =
         p2p(graph::NodeKind::kRecv, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
-            kEncoderTag + mb * 6, enc_->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
+            encoder_tag(mb, EncoderMessage::kFeatures), enc_->feature_bytes(mb), kNone,
+            c_.enc_misc_names[3], mb);
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
@@ -193,7 +194,7 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     }
     if (c_.s.encoder_devices() > 0 && sender) {
       p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
-          kEncoderTag + mb * 6 + 5, enc_->feature_bytes(mb),
+          encoder_tag(mb, EncoderMessage::kFeatureGrads), enc_->feature_bytes(mb),
           feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names[6], mb);
     }
   }

@@ -65,6 +65,14 @@ struct Context {
 // Where encoder messages are tagged: after every pipeline tag (those stay below 2^40).
 constexpr std::int64_t kEncoderTag = std::int64_t{1} << 40;
 
+// What an encoder message carries; its tag is odd (a backward stream) for gradients.
+enum class EncoderMessage : int { kFeatures = 0, kInputs = 1, kFeatureGrads = 2 };
+constexpr std::int64_t encoder_tag(std::int32_t mb, EncoderMessage what) {
+  const auto w = static_cast<std::int64_t>(what);
+  return kEncoderTag + (static_cast<std::int64_t>(mb) * 3 + w) * 2 +
+         (what == EncoderMessage::kFeatureGrads ? 1 : 0);
+}
+
 class StageBuilder {
  public:
   StageBuilder(const Context& c, std::int64_t rank)
@@ -109,8 +117,8 @@ class StageBuilder {
   [[nodiscard]] StageBlock enc_block(const parallel::EncoderProgram& p, std::size_t k) const;
   NodeId marker(std::uint32_t name, std::int32_t mb, const std::vector<NodeId>& deps,
                 std::int64_t alloc, std::int64_t free);
-  NodeId encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb, int what,
-                     std::int64_t bytes, NodeId dep, std::uint32_t name);
+  NodeId encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb,
+                     EncoderMessage what, std::int64_t bytes, NodeId dep, std::uint32_t name);
   NodeId encoder_collective(graph::CollType type, std::int32_t group, double bytes,
                             const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase ph);
   void run_transposed();

@@ -35,17 +35,20 @@ NodeId StageBuilder::marker(std::uint32_t name, std::int32_t mb, const std::vect
   return g_.add(n, on);
 }
 
-// Encoder messages between pipeline ranks: what = 0 features, 1 inputs, 2 feature gradients.
+// An encoder message to or from pipeline rank `peer_stage` of this rank's pipeline.
 NodeId StageBuilder::encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb,
-                                 int what, std::int64_t bytes, NodeId dep, std::uint32_t name) {
+                                 EncoderMessage what, std::int64_t bytes, NodeId dep,
+                                 std::uint32_t name) {
   std::int64_t peer = c_.mesh.neighbour(rank_, Axis::kPP, peer_stage - stage_);
-  std::int64_t tag = kEncoderTag + (static_cast<std::int64_t>(mb) * 3 + what) * 2 + (what == 2);
+  std::int64_t tag = encoder_tag(mb, what);
   NodeId id = p2p(kind, peer, tag, bytes, dep, name, mb);
   Node& n = g_.nodes[id];
-  if (what == 1) {  // pixels are data: held by the receiver until the recompute releases them
+  if (what == EncoderMessage::kInputs) {  // pixels are data: held by the receiver until the
+                                          // recompute releases them
     n.mem_free = 0;
   }
-  if (what == 2 && kind == graph::NodeKind::kSend) {  // the copy dies with the send
+  if (what == EncoderMessage::kFeatureGrads &&
+      kind == graph::NodeKind::kSend) {  // the copy dies with the send
     n.mem_free = bytes;
   }
   return id;
@@ -192,26 +195,26 @@ void StageBuilder::run_transposed() {
       }
       case Step::kFeatureSend:
         if (features_[m] != kNone) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 0, enc_->feature_bytes(mb), features_[m],
-                      names[2]);
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, EncoderMessage::kFeatures,
+                      enc_->feature_bytes(mb), features_[m], names[2]);
         }
         break;
       case Step::kFeatureRecv:
         if (!enc_->mix()[m].groups.empty()) {
-          features_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 0,
+          features_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, EncoderMessage::kFeatures,
                                      enc_->feature_bytes(mb), kNone, names[3]);
         }
         break;
       case Step::kInputSend:
         if (!enc_->mix()[m].groups.empty()) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 1, enc_->input_bytes(mb), enc_gate_,
-                      names[4]);
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, EncoderMessage::kInputs,
+                      enc_->input_bytes(mb), enc_gate_, names[4]);
         }
         break;
       case Step::kInputRecv:
         if (!enc_->mix()[m].groups.empty()) {
-          enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 1, enc_->input_bytes(mb),
-                                      kNone, names[5]);
+          enc_input_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, EncoderMessage::kInputs,
+                                      enc_->input_bytes(mb), kNone, names[5]);
         }
         break;
       case Step::kEncoderRecompute:
@@ -232,14 +235,15 @@ void StageBuilder::run_transposed() {
         break;
       case Step::kGradSend:
         if (!enc_->mix()[m].groups.empty()) {
-          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, 2, enc_->feature_bytes(mb),
-                      feature_grad_[m], names[6]);
+          encoder_p2p(graph::NodeKind::kSend, st.peer, mb, EncoderMessage::kFeatureGrads,
+                      enc_->feature_bytes(mb), feature_grad_[m], names[6]);
         }
         break;
       case Step::kGradRecv:
         if (!enc_->mix()[m].groups.empty()) {
-          feature_grad_[m] = encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, 2,
-                                         enc_->feature_bytes(mb), kNone, names[6]);
+          feature_grad_[m] =
+              encoder_p2p(graph::NodeKind::kRecv, st.peer, mb, EncoderMessage::kFeatureGrads,
+                          enc_->feature_bytes(mb), kNone, names[6]);
         }
         break;
       case Step::kGradAllReduce: {
@@ -316,7 +320,7 @@ RankGraph StageBuilder::build_encoder_device() {
         encoder_forward(job.mb, trained, kNone, 0, SIZE_MAX, kNone, static_cast<std::int32_t>(i));
     std::vector<NodeId> sent;
     for (std::int64_t dst : first_stage(job.replica)) {
-      NodeId id = p2p(graph::NodeKind::kSend, dst, kEncoderTag + job.mb * 6,
+      NodeId id = p2p(graph::NodeKind::kSend, dst, encoder_tag(job.mb, EncoderMessage::kFeatures),
                       llm_side.feature_bytes(job.mb), out, c_.enc_misc_names[2], job.mb);
       g_.nodes[id].mem_free = 0;
       sent.push_back(id);
@@ -329,7 +333,8 @@ RankGraph StageBuilder::build_encoder_device() {
     std::vector<NodeId> grads;
     for (std::int64_t src : first_stage(job.replica)) {
       if (s.parallel.sp || grads.empty()) {  // SP: every shard; else the first TP rank's copy
-        grads.push_back(p2p(graph::NodeKind::kRecv, src, kEncoderTag + job.mb * 6 + 5,
+        grads.push_back(p2p(graph::NodeKind::kRecv, src,
+                            encoder_tag(job.mb, EncoderMessage::kFeatureGrads),
                             llm_side.feature_bytes(job.mb), kNone, c_.enc_misc_names[6], job.mb));
       }
     }
