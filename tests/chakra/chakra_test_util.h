@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers for the Chakra tests: a scratch directory, and trace files assembled from
+// Helpers for the Chakra tests: trace files assembled from
 // protobuf messages (to build inputs the writer never would: cycles, dangling ids, ...).
 #pragma once
 
 #include <google/protobuf/util/delimited_message_util.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,29 +12,11 @@
 #include <vector>
 
 #include "synth/graph/chakra/et_def.pb.h"
+#include "tests/temp_dir.h"
 
 namespace tessera::chakra_test {
 
-// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("tessera_chakra_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using tessera::testing::TempDir;
 
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

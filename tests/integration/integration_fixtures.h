@@ -2,6 +2,8 @@
 // Small whole-pipeline scenarios built in code, with the cluster and profile they run on.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -132,6 +134,25 @@ inline Outcome run(const synth::Scenario& s, bool share, bool timeline = false) 
   opt.dtype = s.training.precision;
   o.stats = sim::simulate(o.graph, cluster, profile, opt);
   return o;
+}
+
+// Every per-rank figure of two runs equal, exactly.
+inline void expect_same_rank(const sim::RankStats& a, const sim::RankStats& b,
+                             const std::string& what) {
+  SCOPED_TRACE(what + ", rank " + std::to_string(b.rank));
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.stage, b.stage);
+  EXPECT_EQ(a.end_s, b.end_s);
+  EXPECT_EQ(a.compute_s, b.compute_s);
+  for (std::size_t k = 0; k < graph::kNumGroupKinds; ++k) {
+    EXPECT_EQ(a.exposed_comm_s[k], b.exposed_comm_s[k]) << "exposed comm kind " << k;
+    EXPECT_EQ(a.comm_s[k], b.comm_s[k]) << "comm kind " << k;
+  }
+  EXPECT_EQ(a.idle_s, b.idle_s);
+  EXPECT_EQ(a.flops, b.flops);
+  EXPECT_EQ(a.peak_memory, b.peak_memory);
+  EXPECT_EQ(a.static_memory, b.static_memory);
+  EXPECT_EQ(a.oom, b.oom);
 }
 
 }  // namespace tessera::integration

@@ -8,7 +8,6 @@
 // spill prediction.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +26,7 @@
 #include "synth/parallel/encoder_programs.h"
 #include "synth/schedule/transpose.h"
 #include "tests/integration/integration_fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace tessera::integration {
 namespace {
@@ -411,19 +411,7 @@ TEST_P(EncoderVariant, SharedClassesGiveExactlyThePerRankResult) {
   ASSERT_EQ(shared.stats.ranks.size(), ranks);
   ASSERT_EQ(full.stats.ranks.size(), ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    const sim::RankStats& a = shared.stats.ranks[r];
-    const sim::RankStats& b = full.stats.ranks[r];
-    EXPECT_EQ(a.end_s, b.end_s);
-    EXPECT_EQ(a.compute_s, b.compute_s);
-    EXPECT_EQ(a.idle_s, b.idle_s);
-    EXPECT_EQ(a.flops, b.flops);
-    EXPECT_EQ(a.peak_memory, b.peak_memory);
-    EXPECT_EQ(a.static_memory, b.static_memory);
-    for (std::size_t k = 0; k < graph::kNumGroupKinds; ++k) {
-      EXPECT_EQ(a.comm_s[k], b.comm_s[k]) << "comm kind " << k;
-      EXPECT_EQ(a.exposed_comm_s[k], b.exposed_comm_s[k]) << "exposed comm kind " << k;
-    }
+    expect_same_rank(shared.stats.ranks[r], full.stats.ranks[r], GetParam().name);
   }
 }
 
@@ -564,30 +552,7 @@ TEST(MultimodalMix, RangesStayWithinTheirBoundsAndReachThem) {
 // ---------------------------------------------------------------------------------------------
 // YAML scenarios in a temporary folder
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("tessera_mm_{}_{}_{}", ::getpid(), info->test_suite_name(), info->name());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream out(path_ / name);
-    out << text;
-    return (path_ / name).string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using tessera::testing::TempDir;
 
 // A small multimodal scenario on `devices` = pp H100s with the given schedule and data blocks.
 constexpr const char* kData = "data: {images_per_sample: [0, 2], tokens_per_image: [4, 40]}\n";
