@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -183,6 +184,32 @@ void measure(const Outcome& o, Row& row) {
   }
   row.peak_hbm = o.metrics.peak_hbm;
   row.oom = o.metrics.oom;
+}
+
+// One schedule's row: the workload under `cfg` (with the encoder's own devices on top),
+// simulated unless it cannot run; `report` sees every run that finished.
+Row run_schedule(const synth::Scenario& base, const synth::ScheduleConfig& cfg, LlmOnly& llm_only,
+                 bool timeline, const std::function<void(const Outcome&)>& report) {
+  synth::Scenario s = base;
+  s.schedule = cfg;
+  s.cluster.devices += s.encoder_devices();
+  Row row;
+  row.schedule = synth::schedule_label(cfg);
+  row.skipped = unsupported(s, cfg);
+  if (!row.skipped.empty()) {
+    return row;
+  }
+  try {
+    Outcome o = simulate_scenario(s, true, timeline);
+    measure(o, row);
+    if (s.encoder.present) {
+      row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
+    }
+    report(o);
+  } catch (const base::InputError& e) {  // e.g. a topology that cannot hold the devices
+    row.skipped = e.message();
+  }
+  return row;
 }
 
 // Speedup vs the first row; 0 where either side cannot run.
@@ -583,31 +610,17 @@ int compare_sweep(const CompareArgs& a) {
     any_valid = true;
     p.context = context_of(base_scenario);
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      synth::Scenario s = base_scenario;
-      s.schedule = configs[i];
-      s.cluster.devices += s.encoder_devices();  // the encoder's own devices come on top
-      Row row;
-      row.schedule = labels[i];
-      row.skipped = unsupported(s, s.schedule);
-      if (row.skipped.empty()) {
-        try {
-          Outcome o = simulate_scenario(s, true, false);
-          measure(o, row);
-          if (s.encoder.present) {
-            row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
-          }
-          if (!a.out.empty()) {
+      p.rows.push_back(
+          run_schedule(base_scenario, configs[i], llm_only, false, [&](const Outcome& o) {
+            if (a.out.empty()) {
+              return;
+            }
             std::string suffix = fmt::format("-{}-{}", p.file_part, file_safe(specs[i]));
             std::filesystem::create_directories(a.out);
             std::ofstream(a.out + "/summary" + suffix + ".json")
                 << sim::report::summary_json(o.label, o.graph, o.stats, o.metrics).dump(2) << "\n";
             sim::report::write_ranks_csv(a.out + "/ranks" + suffix + ".csv", o.stats);
-          }
-        } catch (const base::InputError& e) {  // e.g. a topology that cannot hold the devices
-          row.skipped = e.message();
-        }
-      }
-      p.rows.push_back(row);
+          }));
     }
     fill_speedups(p.rows);
   }
@@ -636,27 +649,12 @@ int compare(const CompareArgs& a) {
   LlmOnly llm_only;
   std::stringstream list(a.schedules);
   for (std::string spec; std::getline(list, spec, ',');) {
-    synth::Scenario s = base_scenario;
-    s.schedule = parse_schedule(spec);
-    s.cluster.devices += s.encoder_devices();  // the encoder's own devices come on top
-    Row row;
-    row.schedule = synth::schedule_label(s.schedule);
-    row.skipped = unsupported(s, s.schedule);
-    if (row.skipped.empty()) {
-      try {
-        Outcome o = simulate_scenario(s, true, !a.out.empty());
-        measure(o, row);
-        if (s.encoder.present) {
-          row.exposed_encoder_s = o.stats.step_time_s - llm_only.step_s(s);
-        }
-        if (!a.out.empty()) {
-          write_reports(a.out, o, "-" + file_safe(spec));
-        }
-      } catch (const base::InputError& e) {  // e.g. a topology that cannot hold the devices
-        row.skipped = e.message();
-      }
-    }
-    rows.push_back(row);
+    rows.push_back(run_schedule(base_scenario, parse_schedule(spec), llm_only, !a.out.empty(),
+                                [&](const Outcome& o) {
+                                  if (!a.out.empty()) {
+                                    write_reports(a.out, o, "-" + file_safe(spec));
+                                  }
+                                }));
   }
   if (rows.empty()) {
     throw base::InputError("--schedules: give at least one schedule");
