@@ -270,16 +270,11 @@ void StageBuilder::gradient_reduction(double params) {
     if (dp_group < 0) {
       buckets.insert(buckets.end(), ready.begin(), ready.end());
     } else {
-      Node n;
-      n.kind = graph::NodeKind::kCollective;
-      n.coll = dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce;
-      n.stream = graph::Stream::kDP;
-      n.group = dp_group;
-      n.bytes = acc * 4.0;  // fp32 gradients
-      n.dtype = base::DType::kFP32;
-      n.phase = graph::Phase::kBackward;
-      n.name = c_.bucket_names[0];
-      buckets.push_back(g_.add(n, buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready));
+      buckets.push_back(
+          dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce,
+                        dp_group, acc * 4.0, base::DType::kFP32,  // fp32 gradients
+                        buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready,
+                        c_.bucket_names[0], graph::Phase::kBackward));
       bucket_params.push_back(acc);
     }
     ready.clear();
@@ -302,16 +297,9 @@ void StageBuilder::gradient_reduction(double params) {
     for (const GradBlock& gb : grads) {
       wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
     }
-    Node n;
-    n.kind = graph::NodeKind::kCollective;
-    n.coll = graph::CollType::kAllReduce;
-    n.stream = graph::Stream::kDP;
-    n.group = mirror;
-    n.bytes = params * 4.0;
-    n.dtype = base::DType::kFP32;
-    n.phase = graph::Phase::kBackward;
-    n.name = c_.bucket_names[3];
-    buckets.push_back(g_.add(n, wgrads));
+    buckets.push_back(dp_collective(graph::CollType::kAllReduce, mirror, params * 4.0,
+                                    base::DType::kFP32, wgrads, c_.bucket_names[3],
+                                    graph::Phase::kBackward));
   }
   if (enc_allreduce_ != kNone) {
     buckets.push_back(enc_allreduce_);
@@ -328,16 +316,9 @@ void StageBuilder::gradient_reduction(double params) {
   NodeId o = g_.add(opt, buckets);
   if (dist) {
     for (double bp : bucket_params) {
-      Node n;
-      n.kind = graph::NodeKind::kCollective;
-      n.coll = graph::CollType::kAllGather;
-      n.stream = graph::Stream::kDP;
-      n.group = dp_group;
-      n.bytes = bp * base::dtype_bytes(s.training.precision);
-      n.dtype = s.training.precision;
-      n.phase = graph::Phase::kOptimizer;
-      n.name = c_.bucket_names[1];
-      g_.add(n, {o});
+      dp_collective(graph::CollType::kAllGather, dp_group,
+                    bp * base::dtype_bytes(s.training.precision), s.training.precision, {o},
+                    c_.bucket_names[1], graph::Phase::kOptimizer);
     }
   }
 }
@@ -359,16 +340,29 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
     deps.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - b.prog->n_fwd)]);
   }
   const Scenario& s = c_.s;
+  double table = static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
+  before_optimizer.push_back(dp_collective(graph::CollType::kAllReduce, group, 4.0 * table,
+                                           base::DType::kFP32, deps, c_.bucket_names[2],
+                                           graph::Phase::kBackward));
+}
+
+NodeId StageBuilder::dp_collective(graph::CollType type, std::int32_t group, double bytes,
+                                   base::DType dtype, const std::vector<NodeId>& deps,
+                                   std::uint32_t name, graph::Phase phase) {
   Node n;
   n.kind = graph::NodeKind::kCollective;
-  n.coll = graph::CollType::kAllReduce;
+  n.coll = type;
   n.stream = graph::Stream::kDP;
   n.group = group;
-  n.bytes = 4.0 * static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
-  n.dtype = base::DType::kFP32;
-  n.phase = graph::Phase::kBackward;
-  n.name = c_.bucket_names[2];
-  before_optimizer.push_back(g_.add(n, deps));
+  n.bytes = bytes;
+  n.dtype = dtype;
+  n.phase = phase;
+  n.name = name;
+  if (group < 0) {  // a group of one: nothing to communicate
+    n.kind = graph::NodeKind::kCompute;
+    n.fixed_duration = 0;
+  }
+  return g_.add(n, deps);
 }
 
 // The i-th stage of a pipe of n stages holds layers [i*L/n, (i+1)*L/n); a pipe's first stage

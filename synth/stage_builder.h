@@ -119,8 +119,9 @@ class StageBuilder {
                 std::int64_t alloc, std::int64_t free);
   NodeId encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb,
                      EncoderMessage what, std::int64_t bytes, NodeId dep, std::uint32_t name);
-  NodeId encoder_collective(graph::CollType type, std::int32_t group, double bytes,
-                            const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase ph);
+  // A collective on the data-parallel stream (a zero-time step for a group of one).
+  NodeId dp_collective(graph::CollType type, std::int32_t group, double bytes, base::DType dtype,
+                       const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase phase);
   void run_transposed();
   void run_body_task(const schedule::Task& t);
   [[nodiscard]] bool holds_encoder_grads() const;

@@ -54,25 +54,6 @@ NodeId StageBuilder::encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, 
   return id;
 }
 
-NodeId StageBuilder::encoder_collective(graph::CollType type, std::int32_t group, double bytes,
-                                        const std::vector<NodeId>& deps, std::uint32_t name,
-                                        graph::Phase ph) {
-  Node n;
-  n.kind = graph::NodeKind::kCollective;
-  n.coll = type;
-  n.stream = graph::Stream::kDP;
-  n.group = group;
-  n.bytes = bytes;
-  n.dtype = type == graph::CollType::kBroadcast ? c_.s.training.precision : base::DType::kFP32;
-  n.phase = ph;
-  n.name = name;
-  if (group < 0) {  // a group of one
-    n.kind = graph::NodeKind::kCompute;
-    n.fixed_duration = 0;
-  }
-  return g_.add(n, deps);
-}
-
 NodeId StageBuilder::encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin,
                                      std::size_t end, NodeId input, std::int32_t slot) {
   const std::int32_t sk = slot >= 0 ? slot : mb;
@@ -179,11 +160,11 @@ void StageBuilder::run_transposed() {
         run_body_task(st.task);
         break;
       case Step::kParamBroadcast:
-        enc_gate_ = encoder_collective(
+        enc_gate_ = dp_collective(
             graph::CollType::kBroadcast,
             c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kPP)],
-            params * base::dtype_bytes(c_.s.training.precision), {}, names[7],
-            graph::Phase::kForward);
+            params * base::dtype_bytes(c_.s.training.precision), c_.s.training.precision, {},
+            names[7], graph::Phase::kForward);
         break;
       case Step::kEncoderForward: {
         bool saved = false;
@@ -255,9 +236,9 @@ void StageBuilder::run_transposed() {
             }
           }
         }
-        enc_allreduce_ = encoder_collective(graph::CollType::kAllReduce,
-                                            c_.enc_group_of[static_cast<std::size_t>(rank_)],
-                                            params * 4.0, deps, names[8], graph::Phase::kBackward);
+        enc_allreduce_ = dp_collective(
+            graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
+            params * 4.0, base::DType::kFP32, deps, names[8], graph::Phase::kBackward);
         break;
       }
     }
@@ -350,9 +331,10 @@ RankGraph StageBuilder::build_encoder_device() {
         }
       }
     }
-    NodeId reduce = encoder_collective(
-        graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
-        enc_params_ * 4.0, wgrads, c_.enc_misc_names[8], graph::Phase::kBackward);
+    NodeId reduce =
+        dp_collective(graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
+                      enc_params_ * 4.0, base::DType::kFP32, wgrads, c_.enc_misc_names[8],
+                      graph::Phase::kBackward);
     Node opt;
     opt.kind = graph::NodeKind::kCompute;
     opt.op = graph::OpClass::kOptimizer;
