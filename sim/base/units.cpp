@@ -16,6 +16,13 @@ SimTime from_seconds(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0.0) {
     throw InternalError(fmt::format("invalid duration {} s", seconds));
   }
+  // 2^62 ps (53 days): the scheduler's horizon; llround beyond int64 would be undefined.
+  if (seconds * 1e12 >= 4.6e18) {
+    throw SimulationError(
+        fmt::format("a duration of {:.3g} s is beyond what the simulator can "
+                    "represent (53 days); the input asks for it",
+                    seconds));
+  }
   return static_cast<SimTime>(std::llround(seconds * 1e12));
 }
 

@@ -74,8 +74,7 @@ void Executor::handle(const kernel::Event& e) {
 
 void Executor::on_transfer_done(std::uint64_t token) {
   const auto op_id = static_cast<std::uint32_t>(token);
-  scheduler_.schedule(scheduler_.now() + rendezvous_.op(op_id).latency, handler_id_, kCommDone,
-                      op_id);
+  scheduler_.schedule_after(rendezvous_.op(op_id).latency, handler_id_, kCommDone, op_id);
 }
 
 void Executor::try_start(std::uint32_t inst, std::size_t stream) {
@@ -101,7 +100,7 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
   begin_node(inst, n);
   const base::SimTime d = setup_.compute->duration(node);
   instances_[inst].compute_by_class[static_cast<std::size_t>(node.op)] += d;
-  scheduler_.schedule(scheduler_.now() + d, handler_id_, kNodeDone, pack(inst, n));
+  scheduler_.schedule_after(d, handler_id_, kNodeDone, pack(inst, n));
 }
 
 void Executor::arrive(std::uint32_t inst, graph::NodeId n) {
@@ -169,14 +168,13 @@ void Executor::launch(std::uint32_t op_id) {
   for (const Waiter& w : op.waiters) {
     begin_node(w.instance, w.node);
   }
-  const base::SimTime now = scheduler_.now();
   if (t.fixed >= 0) {
-    scheduler_.schedule(now + t.fixed, handler_id_, kCommDone, op_id);
+    scheduler_.schedule_after(t.fixed, handler_id_, kCommDone, op_id);
   } else if (t.path != models::kNoPath && t.bytes_per_flow > 0.0) {
     op.latency = t.latency;
     network_.start(t.path, t.bytes_per_flow, *this, op_id);
   } else {
-    scheduler_.schedule(now + t.latency, handler_id_, kCommDone, op_id);
+    scheduler_.schedule_after(t.latency, handler_id_, kCommDone, op_id);
   }
 }
 

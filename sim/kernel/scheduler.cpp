@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/error.h"
+#include "sim/base/units.h"
 
 namespace tessera::kernel {
 
@@ -18,6 +19,12 @@ void Scheduler::schedule(SimTime at, std::uint32_t handler, std::uint32_t type,
     throw base::InternalError(
         fmt::format("event scheduled in the past: at {} ps, now {} ps", at, now_));
   }
+  if (at > kHorizon) {
+    throw base::SimulationError(fmt::format(
+        "the simulated time would pass {} (at {} ps): a duration in the input is too long to "
+        "simulate",
+        base::format_seconds(static_cast<double>(kHorizon) / 1e12), at));
+  }
   if (handler >= handlers_.size()) {
     throw base::InternalError(fmt::format("event for unknown handler {}", handler));
   }
@@ -28,6 +35,14 @@ void Scheduler::schedule(SimTime at, std::uint32_t handler, std::uint32_t type,
   e.payload = payload;
   e.type = type;
   queue_.push(e);
+}
+
+void Scheduler::schedule_after(SimTime delay, std::uint32_t handler, std::uint32_t type,
+                               std::uint64_t payload, std::int32_t priority) {
+  if (delay < 0) {
+    throw base::InternalError(fmt::format("negative delay {} ps", delay));
+  }
+  schedule(delay > kHorizon - now_ ? kHorizon + 1 : now_ + delay, handler, type, payload, priority);
 }
 
 std::uint64_t Scheduler::run() {

@@ -28,8 +28,16 @@ class EventHandler {
 class Scheduler {
  public:
   std::uint32_t add_handler(EventHandler& handler);
+  // The latest time an event may have: 2^62 ps, about 53 days. Durations past it come
+  // from corrupt input (a trace's duration field); scheduling beyond it throws
+  // base::SimulationError instead of overflowing the clock.
+  static constexpr SimTime kHorizon = SimTime{1} << 62;
+
   void schedule(SimTime at, std::uint32_t handler, std::uint32_t type, std::uint64_t payload,
                 std::int32_t priority = 0);
+  // schedule(now() + delay, ...), with the horizon checked before the addition.
+  void schedule_after(SimTime delay, std::uint32_t handler, std::uint32_t type,
+                      std::uint64_t payload, std::int32_t priority = 0);
   [[nodiscard]] SimTime now() const { return now_; }
   std::uint64_t run();  // returns the number of events processed by this call
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }

@@ -11,6 +11,7 @@
 #include "sim/simulation.h"
 #include "synth/graph/kineto/kineto_reader.h"
 #include "synth/graph/kineto/replay_graph.h"
+#include "tests/input_error.h"
 #include "tests/kineto/kineto_oracle.h"
 #include "topology/cluster.h"
 
@@ -114,6 +115,56 @@ TEST(ReplayErrors, ContradictoryTimestampsDropInferredDependencies) {
   sim::SimOptions opt;
   opt.share_rank_classes = false;
   EXPECT_GT(sim::simulate(rg.graph, cluster, profile, opt).step_time_s, 0.0);
+}
+
+// Found by fuzz/kineto_fuzz.cpp in CI: a timestamp of 9e16 us read as 9e19 ns overflowed
+// int64 (the reader allowed |ts| up to 9e18 before multiplying by 1000). Numbers beyond what a
+// trace can hold are now errors naming the event and the field; what is left in range cannot
+// overflow the nanosecond clock, the totals or the replay's picoseconds.
+TEST(ReplayErrors, OutOfRangeNumbersAreInputErrors) {
+  auto trace = [](const std::string& kernel_fields) {
+    return R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", )" + kernel_fields +
+           R"(, "args": {"stream": 7}}]})";
+  };
+  auto error = [&](const std::string& fields) {
+    return testing::error_of([&] { read_kineto_bytes(trace(fields), "big.json"); });
+  };
+  EXPECT_NE(error(R"("ts": 90044444444404000, "dur": 1)").find("'ts'"), std::string::npos);
+  EXPECT_NE(error(R"("ts": -4.1e15, "dur": 1)").find("'ts'"), std::string::npos);
+  EXPECT_NE(error(R"("ts": 1e300, "dur": 1)").find("'ts'"), std::string::npos);
+  EXPECT_NE(error(R"("ts": 18446744073709551615, "dur": 1)").find("'ts'"), std::string::npos);
+  std::string e = error(R"("ts": 1, "dur": 2e12)");
+  EXPECT_NE(e.find("big.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("trace event 1: 'dur'"), std::string::npos) << e;
+  EXPECT_NE(error(R"("ts": 1, "dur": 1, "args": {"bytes": 1e16})").find("'bytes'"),
+            std::string::npos);
+  // An id may be any integer, but not a float beyond int64.
+  EXPECT_EQ(error(R"("ts": 1, "dur": 1, "tid": 9223372036854775807)"), "<no error>");
+  EXPECT_NE(error(R"("ts": 1, "dur": 1, "tid": 1e19)").find("'tid'"), std::string::npos);
+  // The largest values in range read exactly and replay.
+  KinetoTrace t =
+      read_kineto_bytes(trace(R"("ts": 4000000000000000, "dur": 1000000000000)"), "edge.json");
+  ASSERT_EQ(t.gpu.size(), 1U);
+  EXPECT_EQ(t.gpu[0].ts_ns, 4'000'000'000'000'000'000);
+  EXPECT_EQ(t.gpu[0].dur_ns, 1'000'000'000'000'000);
+  IterationSet set = find_iterations(t);
+  EXPECT_EQ(build_replay(t, set, 0).stats.gpu_nodes, 1U);
+}
+
+// Two events 80 years apart: the host gap between them cannot be a replayed duration.
+TEST(ReplayErrors, CenturyGapIsAnInputError) {
+  std::string text = R"({"traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 1, "dur": 5, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "k", "ts": 11, "dur": 5, "args": {"stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 2500000000000000, "dur": 5, "args": {"correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "k", "ts": 2500000000000010, "dur": 5, "args": {"stream": 7, "correlation": 2}}
+]})";
+  KinetoTrace t = read_kineto_bytes(text, "gap.json");
+  IterationSet set = find_iterations(t);
+  ASSERT_EQ(set.iterations.size(), 1U);
+  std::string e = testing::error_of([&] { build_replay(t, set, 0); });
+  EXPECT_NE(e.find("gap.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("gap of"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -8,6 +8,17 @@
 
 namespace tessera::graph::kineto {
 
+namespace {
+
+// Totals saturate instead of overflowing: a corrupt trace's durations (each bounded by the
+// reader) could still add up past int64.
+std::int64_t sum(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
+
+}  // namespace
+
 std::unordered_map<std::int64_t, std::uint32_t> runtime_by_correlation(const KinetoTrace& t) {
   std::unordered_map<std::int64_t, std::uint32_t> m;
   m.reserve(t.runtime.size());
@@ -80,14 +91,14 @@ IterationSet find_iterations(const KinetoTrace& t) {
       it.gpu_end_ns = std::max(it.gpu_end_ns, a.end_ns());
       auto c = static_cast<std::size_t>(a.category);
       ++it.count[c];
-      it.time_ns[c] += a.dur_ns;
+      it.time_ns[c] = sum(it.time_ns[c], a.dur_ns);
       if (a.comm >= 0) {
         const CommArgs& args = t.comms[static_cast<std::size_t>(a.comm)];
         CommTotals& ct = it.comm[static_cast<std::size_t>(args.type)];
         ++ct.count;
-        ct.time_ns += a.dur_ns;
+        ct.time_ns = sum(ct.time_ns, a.dur_ns);
         if (std::int64_t b = args.bytes(); b >= 0) {
-          ct.bytes += b;
+          ct.bytes = sum(ct.bytes, b);
         } else {
           ++ct.unknown_size;
         }

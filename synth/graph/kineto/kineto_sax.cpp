@@ -14,6 +14,14 @@ namespace tessera::graph::kineto {
 
 namespace {
 
+// The ranges a trace's numbers must lie in; beyond them the value is corrupt, and reading
+// it on would overflow the nanosecond (and the simulator's picosecond) clocks.
+constexpr double kMaxTsUs = 4e15;   // year 2096 in epoch microseconds; ts + dur fits in ns
+constexpr double kMaxDurUs = 1e12;  // 11.6 days
+constexpr double kMaxSize = 1e15;   // bytes or elements of one event (a petabyte)
+constexpr double kMaxSmallInt = 2147483647.0;  // device ids, group sizes (int32 fields)
+constexpr double kAnyInt = 9e18;               // ids: any int64 written as an integer
+
 std::int64_t to_ns(double us) {
   return std::llround(us * 1000.0);
 }
@@ -249,54 +257,71 @@ void KinetoSax::scalar(double d, std::int64_t i) {
     capture_.value(i == INT64_MIN ? json(d) : json(i));
     return;
   }
-  auto as_int = [&]() { return i == INT64_MIN ? static_cast<std::int64_t>(d) : i; };
+  // i == INT64_MIN: the value was written as a float, use d.
+  const double v = i == INT64_MIN ? d : static_cast<double>(i);
+  auto out_of_range = [&](std::string_view field, double limit) {
+    throw base::InputError(
+        base::SourceLoc{path_},
+        fmt::format("trace event {}: '{}' is {}, out of range (|value| must be at most {})",
+                    out_.events + 1, field, v, limit),
+        "a value this large is corrupt; the timestamps of a Kineto trace are microseconds");
+  };
+  auto as_int = [&](std::string_view field, double limit) -> std::int64_t {
+    if (i != INT64_MIN && limit >= kAnyInt) {
+      return i;
+    }
+    if (!(std::fabs(v) <= limit)) {
+      out_of_range(field, limit);
+    }
+    return i != INT64_MIN ? i : static_cast<std::int64_t>(d);
+  };
   // Microseconds to nanoseconds; integers stay exact (epoch microseconds exceed a double's
   // integer range once multiplied by 1000).
-  auto ns = [&]() {
-    if (i != INT64_MIN && i > -9'000'000'000'000'000 && i < 9'000'000'000'000'000) {
-      return i * 1000;
+  auto ns = [&](std::string_view field, double limit_us) -> std::int64_t {
+    if (!(std::fabs(v) <= limit_us)) {
+      out_of_range(field, limit_us);
     }
-    return std::isfinite(d) && std::fabs(d) < 9e15 ? to_ns(d) : 0;
+    return i != INT64_MIN ? i * 1000 : to_ns(d);
   };
   switch (field_) {
     case Field::kTs:
-      ev_.ts_ns = ns();
+      ev_.ts_ns = ns("ts", kMaxTsUs);
       break;
     case Field::kDur:
-      ev_.dur_ns = ns();
+      ev_.dur_ns = ns("dur", kMaxDurUs);
       break;
     case Field::kTid:
-      ev_.tid = as_int();
+      ev_.tid = as_int("tid", kAnyInt);
       break;
     case Field::kStream:
-      ev_.stream = as_int();
+      ev_.stream = as_int("stream", kAnyInt);
       break;
     case Field::kCorrelation:
-      ev_.correlation = as_int();
+      ev_.correlation = as_int("correlation", kAnyInt);
       break;
     case Field::kDevice:
-      ev_.device = as_int();
+      ev_.device = as_int("device", kMaxSmallInt);
       break;
     case Field::kBytes:
-      ev_.bytes = as_int();
+      ev_.bytes = as_int("bytes", kMaxSize);
       break;
     case Field::kInNelems:
-      ev_.in_nelems = as_int();
+      ev_.in_nelems = as_int("In msg nelems", kMaxSize);
       break;
     case Field::kOutNelems:
-      ev_.out_nelems = as_int();
+      ev_.out_nelems = as_int("Out msg nelems", kMaxSize);
       break;
     case Field::kGroupSize:
-      ev_.group_size = as_int();
+      ev_.group_size = as_int("Group size", kMaxSmallInt);
       break;
     case Field::kTotalAllocated:
-      ev_.total_allocated = as_int();
+      ev_.total_allocated = as_int("Total Allocated", kMaxSize);
       break;
     case Field::kDeviceType:
-      ev_.device_type = as_int();
+      ev_.device_type = as_int("Device Type", kMaxSmallInt);
       break;
     case Field::kDeviceId:
-      ev_.device_id = as_int();
+      ev_.device_id = as_int("Device Id", kMaxSmallInt);
       break;
     default:
       break;
@@ -305,9 +330,7 @@ void KinetoSax::scalar(double d, std::int64_t i) {
 }
 
 void KinetoSax::floating(double v) {
-  // A float that is an integer in int64's range is still read as a float (INT64_MIN marks
-  // "use the double"); one beyond it reads as 0 where an integer is expected.
-  scalar(v, std::fabs(v) < 9e18 ? INT64_MIN : 0);
+  scalar(v, INT64_MIN);  // INT64_MIN marks "use the double"
 }
 
 void KinetoSax::null() {
@@ -360,6 +383,7 @@ void KinetoSax::string(std::string_view v) {
 }
 
 void KinetoSax::run(ByteSource& source) {
+  path_ = source.path();
   JsonStream stream(source,
                     "expected a Chrome-trace JSON file from torch.profiler (Kineto), plain or "
                     "gzip-compressed");

@@ -99,6 +99,7 @@ class KinetoSax {
   void finish_event();
 
   KinetoTrace& out_;
+  std::string path_;                // of the source, for errors
   std::int64_t depth_ = 0;          // open containers
   std::int64_t events_depth_ = -1;  // depth of the traceEvents array
   std::int64_t skip_depth_ = -1;    // >= 0: inside a value nobody reads, opened at this depth

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "sim/base/error.h"
+#include "sim/base/units.h"
 
 namespace tessera::graph::kineto {
 
@@ -18,6 +19,7 @@ namespace {
 constexpr std::int64_t kWaitSlackNs = 5'000;     // unexplained start delay that counts as a wait
 constexpr std::int64_t kWaitWindowNs = 50'000;   // how far back the waited-for activity may end
 constexpr std::int64_t kEndToleranceNs = 2'000;  // clock skew between CPU and GPU timestamps
+constexpr std::int64_t kMaxDurationNs = 1'000'000'000'000'000;  // 11.6 days, 1e18 ps
 
 // A node before ordering: the graph needs every dependency to precede its dependent.
 struct Item {
@@ -92,11 +94,26 @@ class Builder {
     return static_cast<std::uint32_t>(items_.size() - 1);
   }
 
+  // Nanoseconds to the graph's picoseconds. The reader bounds each event's duration, but a
+  // host gap spans two timestamps, which a corrupt trace can put centuries apart.
+  base::SimTime to_ps(std::int64_t ns) const {
+    if (ns > kMaxDurationNs) {
+      throw base::InputError(
+          base::SourceLoc{t_.path},
+          fmt::format("the replayed iteration has a gap of {} between two events; replay "
+                      "handles up to {}",
+                      base::format_seconds(static_cast<double>(ns) * 1e-9),
+                      base::format_seconds(static_cast<double>(kMaxDurationNs) * 1e-9)),
+          "the trace's timestamps are inconsistent");
+    }
+    return std::max<std::int64_t>(0, ns) * 1000;
+  }
+
   Item host_item(std::uint32_t name, std::int64_t dur_ns, std::int64_t key) const {
     Item h;
     h.node.kind = NodeKind::kCompute;
     h.node.stream = kHostStream;  // unordered: host chains order themselves by deps
-    h.node.fixed_duration = std::max<std::int64_t>(0, dur_ns) * 1000;
+    h.node.fixed_duration = to_ps(dur_ns);
     h.node.name = name;
     h.key = key;
     return h;
@@ -137,7 +154,7 @@ class Builder {
       const GpuActivity& a = t_.gpu[i];
       Item item;
       Node& n = item.node;
-      n.fixed_duration = a.dur_ns * 1000;
+      n.fixed_duration = to_ps(a.dur_ns);
       n.name = g_.intern(t_.name_of(a));
       n.stream = stream_of_.at(a.stream);
       n.op = op_class(a.category);

@@ -96,5 +96,16 @@ TEST(Scheduler, RunsEventsInOrderAndAdvancesTime) {
   EXPECT_THROW(s.schedule(11, 99, 0, 0), base::InternalError);
 }
 
+// A duration from corrupt input cannot overflow the clock: past the horizon is an error.
+TEST(Scheduler, HorizonIsASimulationError) {
+  Scheduler s;
+  Recorder r(s);
+  s.schedule(Scheduler::kHorizon, r.id(), 0, 7);
+  EXPECT_THROW(s.schedule(Scheduler::kHorizon + 1, r.id(), 0, 0), base::SimulationError);
+  s.schedule_after(5, r.id(), 0, 0);
+  EXPECT_THROW(s.schedule_after(INT64_MAX, r.id(), 0, 0), base::SimulationError);
+  EXPECT_THROW(s.schedule_after(-1, r.id(), 0, 0), base::InternalError);
+}
+
 }  // namespace
 }  // namespace tessera::kernel
