@@ -36,7 +36,8 @@ std::string resolve(const std::string& name_or_path, const base::SourceLoc& wher
     return name_or_path;
   }
   fs::path candidate = fs::path(profiles_dir()) / (name_or_path + ".yaml");
-  if (!fs::is_regular_file(candidate)) {
+  std::error_code ec;  // a name too long for a path is unknown too, not an exception
+  if (!fs::is_regular_file(candidate, ec)) {
     throw base::InputError(where, fmt::format("unknown hardware profile '{}'", name_or_path),
                            unknown_profile_hint(name_or_path));
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <numbers>
 #include <string_view>
 #include <utility>
@@ -187,10 +188,10 @@ XScale numeric_x_scale(std::span<const double> xs) {
 std::string line_chart_svg(const LineChart& chart) {
   // Categories (in order of first appearance) and data ranges.
   std::vector<std::string> categories;
-  double x_lo = INFINITY;
-  double x_hi = -INFINITY;
-  double y_lo = INFINITY;
-  double y_hi = -INFINITY;
+  double x_lo = std::numeric_limits<double>::infinity();
+  double x_hi = -std::numeric_limits<double>::infinity();
+  double y_lo = std::numeric_limits<double>::infinity();
+  double y_hi = -std::numeric_limits<double>::infinity();
   bool any_flagged = false;
   bool log2 = chart.x_scale == XScale::kLog2;
   for (const ChartSeries& s : chart.series) {

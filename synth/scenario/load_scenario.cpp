@@ -183,9 +183,14 @@ IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
 std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& at,
                                                                 const std::string& file) {
   std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
-  std::ifstream in(path);
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
+    in.open(path);
+  }
   if (!in) {
-    at.fail(fmt::format("cannot read the samples file '{}'", path.string()));
+    at.fail(
+        fmt::format("cannot read the samples file '{}' (expected a regular file)", path.string()));
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
   std::string line;
@@ -306,7 +311,8 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   c.hardware_at = hw.loc();
   auto names = hw::profile_names();
   bool is_path = c.hardware.find('/') != std::string::npos || c.hardware.ends_with(".yaml");
-  if (is_path && !std::filesystem::exists(c.hardware)) {
+  std::error_code ec;
+  if (is_path && !std::filesystem::exists(c.hardware, ec)) {
     hw.fail(fmt::format("hardware profile file '{}' does not exist", c.hardware));
   }
   if (!is_path && std::find(names.begin(), names.end(), c.hardware) == names.end()) {

@@ -127,5 +127,21 @@ TEST_F(Scratch, PlainGzipArrayFormatAndConcatenatedMembers) {
   EXPECT_EQ(cat.gpu.size(), 1U);
 }
 
+// Found by fuzz/kineto_fuzz.cpp: metadata numbers beyond their type (a totalGlobalMem of
+// 8.5e30, a rank of 2^40) were converted with undefined behaviour. They read as absent.
+TEST(KinetoMetadata, OutOfRangeNumbersReadAsAbsent) {
+  std::string text = R"({"deviceProperties": [{"name": "A100", "totalGlobalMem": 8.5e30}],
+"distributedInfo": {"rank": 1099511627776, "world_size": 2.0, "pg_config": [{"pg_name": "0",
+"pg_size": -1e300, "ranks": [0, 4294967296, 1.5, 1]}]},
+"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": 7}}]})";
+  KinetoTrace t = read_kineto_bytes(text, "meta.json");
+  EXPECT_EQ(t.device_memory, -1);
+  EXPECT_EQ(t.dist.rank, -1);
+  EXPECT_EQ(t.dist.world_size, 2);
+  ASSERT_EQ(t.dist.groups.size(), 1U);
+  EXPECT_EQ(t.dist.groups[0].size, -1);
+  EXPECT_EQ(t.dist.groups[0].ranks, (std::vector<std::int32_t>{0, 1}));
+}
+
 }  // namespace
 }  // namespace tessera::graph::kineto

@@ -18,7 +18,8 @@ namespace {
 
 std::int32_t count_ranks(const std::string& prefix) {
   std::int32_t n = 0;
-  while (std::filesystem::exists(et_path(prefix, n))) {
+  std::error_code ec;  // an unusable path counts as no file
+  while (std::filesystem::exists(et_path(prefix, n), ec)) {
     ++n;
   }
   if (n == 0) {
@@ -32,7 +33,8 @@ std::int32_t count_ranks(const std::string& prefix) {
 GroupTable load_groups(const std::string& prefix, std::int32_t num_ranks) {
   const std::string path = comm_groups_path(prefix);
   std::optional<CommGroups> json;
-  if (std::filesystem::exists(path)) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
     json = read_comm_groups(path, num_ranks);
   }
   return GroupTable(std::move(json), path, num_ranks);

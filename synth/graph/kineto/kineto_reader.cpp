@@ -2,6 +2,10 @@
 #include "synth/graph/kineto/kineto_reader.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "sim/base/error.h"
 #include "synth/graph/kineto/byte_source.h"
@@ -16,12 +20,39 @@ namespace {
   throw base::InputError(base::SourceLoc{path}, message, hint);
 }
 
+// An integer of type T, or nothing when `v` is not a number with an integer value that T
+// can hold (metadata out of range reads as absent rather than wrapped or undefined).
+template <typename T>
+std::optional<T> checked_int(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    auto u = v.get<std::uint64_t>();
+    return u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+               ? std::optional<T>(static_cast<T>(u))
+               : std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    auto i = v.get<std::int64_t>();
+    return i >= std::numeric_limits<T>::min() && i <= std::numeric_limits<T>::max()
+               ? std::optional<T>(static_cast<T>(i))
+               : std::nullopt;
+  }
+  if (v.is_number_float()) {
+    auto d = v.get<double>();
+    // The bounds are exact doubles for int32; for int64, 2^63 itself is excluded.
+    if (d == std::floor(d) && d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+        d < -static_cast<double>(std::numeric_limits<T>::min())) {
+      return static_cast<T>(d);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::int32_t> int_list(const nlohmann::json& j) {
   std::vector<std::int32_t> out;
   if (j.is_array()) {
     for (const auto& v : j) {
-      if (v.is_number_integer()) {
-        out.push_back(v.get<std::int32_t>());
+      if (auto i = checked_int<std::int32_t>(v)) {
+        out.push_back(*i);
       }
     }
   }
@@ -40,7 +71,7 @@ T get_or(const nlohmann::json& j, const char* key, T fallback) {
   if constexpr (std::is_same_v<T, std::string>) {
     return it->is_string() ? it->template get<std::string>() : fallback;
   } else {
-    return it->is_number() ? it->template get<T>() : fallback;
+    return checked_int<T>(*it).value_or(fallback);
   }
 }
 

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: the scenario loader on arbitrary bytes (a scenario YAML file), then, for a
+// scenario it accepts and that is small enough to simulate in milliseconds, the whole path a
+// `tessera run` takes: hardware profile, cluster, synthesized graphs, simulation, metrics.
+// base::InputError is the expected answer to a bad file. Anything else is a finding: a crash,
+// a sanitizer report, a leak, a hang (libFuzzer's -timeout), a base::SimulationError (a
+// synthesized step must run to the end: a deadlock there is a bug) or any other exception.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/base/error.h"
+#include "sim/report/report.h"
+#include "sim/simulation.h"
+#include "synth/scenario/scenario.h"
+#include "synth/synthesize.h"
+#include "topology/cluster.h"
+
+namespace {
+
+using namespace tessera;
+
+// The loader reads files (the scenario, a samples file beside it): each process writes its
+// input into a folder of its own.
+const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path d = std::filesystem::temp_directory_path() /
+                              ("tessera_fuzz_scenario_" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Steps small enough that one input takes milliseconds (the loader bounds the rest).
+bool small(const synth::Scenario& s) {
+  std::int64_t layers = s.model.layers + (s.encoder.present ? s.encoder.layers : 0) + 2;
+  return s.cluster.devices + s.encoder_devices() <= 64 && s.microbatches() <= 16 &&
+         s.microbatches() * layers * s.parallel.pp <= 2048;
+}
+
+void run(const std::string& path) {
+  synth::Scenario s = synth::load_scenario(path);
+  if (!small(s)) {
+    return;
+  }
+  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+  graph::ExecGraph g = synth::synthesize(s, {.share_rank_classes = true});
+  sim::SimOptions opt;
+  opt.share_rank_classes = true;
+  opt.dtype = s.training.precision;
+  sim::RunStats stats = sim::simulate(g, cluster, profile, opt);
+  (void)sim::report::compute_metrics(g, stats, s.cluster.devices);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string path = (scratch() / "scenario.yaml").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  try {
+    run(path);
+  } catch (const base::InputError&) {
+    // A bad scenario: the expected answer.
+  }
+  return 0;
+}
