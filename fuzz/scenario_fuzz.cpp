@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: the scenario loader on arbitrary bytes (a scenario YAML file), then, for a
-// scenario it accepts and that is small enough to simulate in milliseconds, the whole path a
-// `tessera run` takes: hardware profile, cluster, synthesized graphs, simulation, metrics.
+// libFuzzer target: the scenario loader on arbitrary bytes (a scenario YAML file, and maybe a
+// hardware profile it names), then, for a scenario it accepts and that is small enough to
+// simulate in milliseconds, the whole path a `tessera run` takes: hardware profile, cluster,
+// synthesized graphs, simulation, metrics.
 // base::InputError is the expected answer to a bad file. Anything else is a finding: a crash,
 // a sanitizer report, a leak, a hang (libFuzzer's -timeout), a base::SimulationError (a
 // synthesized step must run to the end: a deadlock there is a bug) or any other exception.
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "sim/base/error.h"
 #include "sim/report/report.h"
@@ -62,10 +64,19 @@ void run(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // An input may carry a hardware profile too: what follows a "#%profile" line goes into
+  // fz.yaml beside the scenario, which the scenario can name (`hardware: fz.yaml`).
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  constexpr std::string_view kMarker = "\n#%profile\n";
+  std::size_t cut = bytes.find(kMarker);
   std::string path = (scratch() / "scenario.yaml").string();
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, cut);
+  std::string profile = (scratch() / "fz.yaml").string();
+  if (cut != std::string_view::npos) {
+    std::ofstream(profile, std::ios::binary | std::ios::trunc)
+        << bytes.substr(cut + kMarker.size());
+  } else {
+    std::filesystem::remove(profile);
   }
   try {
     run(path);

@@ -310,10 +310,21 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   c.hardware = hw.as_string();
   c.hardware_at = hw.loc();
   auto names = hw::profile_names();
-  bool is_path = c.hardware.find('/') != std::string::npos || c.hardware.ends_with(".yaml");
-  std::error_code ec;
-  if (is_path && !std::filesystem::exists(c.hardware, ec)) {
-    hw.fail(fmt::format("hardware profile file '{}' does not exist", c.hardware));
+  bool is_path = c.hardware.find('/') != std::string::npos || c.hardware.ends_with(".yaml") ||
+                 c.hardware.ends_with(".yml");
+  if (is_path) {
+    // A relative path is relative to the scenario's folder, as a samples_file is; a path that
+    // only exists relative to the working directory is still taken (older scenarios).
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path beside = fs::path(hw.file()).parent_path() / c.hardware;
+    if (fs::path(c.hardware).is_relative() && fs::is_regular_file(beside, ec)) {
+      c.hardware = beside.string();
+    } else if (!fs::is_regular_file(c.hardware, ec)) {
+      hw.fail(fmt::format("hardware profile file '{}' does not exist", c.hardware),
+              fmt::format("a relative path is looked up beside the scenario ('{}')",
+                          beside.string()));
+    }
   }
   if (!is_path && std::find(names.begin(), names.end(), c.hardware) == names.end()) {
     std::vector<std::string_view> views(names.begin(), names.end());
