@@ -87,7 +87,19 @@ int list() {
   for (auto n : synth::model_preset_names()) {
     fmt::print(" {}", n);
   }
-  fmt::print("\nschedules: gpipe 1f1b interleaved zb-h1 dualpipev\n");
+  fmt::print("\nencoder presets:");
+  for (auto n : synth::encoder_preset_names()) {
+    fmt::print(" {}", n);
+  }
+  fmt::print("\nschedules:");
+  for (auto n : synth::schedule_names()) {
+    fmt::print(" {}", n);
+  }
+  fmt::print("\nencoder placements:");
+  for (auto n : synth::encoder_placement_names()) {
+    fmt::print(" {}", n);
+  }
+  fmt::print("\n");
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <filesystem>
+#include <span>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -31,6 +32,10 @@ constexpr std::array<std::string_view, 9> kTrainingKeys = {
     "seq_len",   "global_batch", "micro_batch",
     "precision", "recompute",    "distributed_optimizer",
     "attention", "grad_bucket",  "overlap_grad_reduce"};
+constexpr std::array<std::string_view, 7> kScheduleNames = {
+    "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
+constexpr std::array<std::string_view, 4> kPlacementNames = {"inline", "stages", "transpose",
+                                                             "separate"};
 constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
 constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
 
@@ -344,9 +349,7 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleKind read_skeleton(const YamlNode& kind) {
-  constexpr std::array<std::string_view, 7> kSchedules = {
-      "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
-  std::string k = kind.as_choice(kSchedules);
+  std::string k = kind.as_choice(kScheduleNames);
   return k == "gpipe"       ? ScheduleKind::kGpipe
          : k == "1f1b"      ? ScheduleKind::k1F1B
          : k == "zb-h1"     ? ScheduleKind::kZbH1
@@ -503,10 +506,8 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     cfg.kind = read_skeleton(kind);
   }
   if (n.is_map()) {
-    constexpr std::array<std::string_view, 4> kPlacements = {"inline", "stages", "transpose",
-                                                             "separate"};
     if (auto v = n.find("encoder")) {
-      std::string e = v->as_choice(kPlacements);
+      std::string e = v->as_choice(kPlacementNames);
       cfg.encoder = e == "inline"      ? EncoderPlacement::kInline
                     : e == "stages"    ? EncoderPlacement::kStages
                     : e == "transpose" ? EncoderPlacement::kTranspose
@@ -734,6 +735,14 @@ double ModelConfig::parameters() const {
   }
   double embed = static_cast<double>(vocab) * h;
   return static_cast<double>(layers) * layer + embed * (tied_embeddings ? 1.0 : 2.0) + h;
+}
+
+std::span<const std::string_view> schedule_names() {
+  return kScheduleNames;
+}
+
+std::span<const std::string_view> encoder_placement_names() {
+  return kPlacementNames;
 }
 
 std::string_view schedule_name(ScheduleKind k) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,10 @@ struct Scenario {
 // Throws base::InputError naming file:line:col for every problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// What a scenario's `schedule:` kind and `encoder:` placement may be, in the order `list`
+// prints them.
+std::span<const std::string_view> schedule_names();
+std::span<const std::string_view> encoder_placement_names();
 std::string_view schedule_name(ScheduleKind k);
 std::string schedule_label(const ScheduleConfig& cfg);  // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
