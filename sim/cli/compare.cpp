@@ -100,8 +100,9 @@ synth::ScheduleConfig parse_schedule(const std::string& spec) {
   } else {
     throw base::InputError(
         fmt::format("--schedules: unknown schedule '{}'; expected 1f1b, gpipe, zb-h1, zb-h2, "
-                    "dualpipev, dualpipe, interleaved[:chunks], transpose[:round_robin|min|greedy] "
-                    "encoder-stages[:k] or encoder-separate[:devices]",
+                    "dualpipev, dualpipe, interleaved[:chunks], "
+                    "transpose[:round_robin|min|greedy][:recompute|owner], encoder-stages[:k] "
+                    "or encoder-separate[:devices]",
                     spec));
   }
   return cfg;
@@ -224,17 +225,26 @@ std::string file_safe(std::string s) {
   return s;
 }
 
-// The columns after the schedule: step time, MFU, bubble, exposed comm, peak HBM, speedup vs
-// `first` ("n/a" when that cannot run).
-std::string figures(const Row& r, const Row& first) {
-  return fmt::format(
-      "{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}%{} {:>13} {:>8}{}", base::format_seconds(r.step_s),
-      100.0 * r.mfu, 100.0 * r.bubble, 100.0 * r.exposed_comm,
-      r.exposed_encoder_s < 0.0 ? ""
-                                : fmt::format(" {:>12}", base::format_seconds(r.exposed_encoder_s)),
-      base::format_bytes(r.peak_hbm),
-      first.skipped.empty() ? fmt::format("{:.3f}x", r.speedup) : "n/a",
-      r.oom ? "  out of memory" : "");
+// The headers of the columns after the schedule: step time, MFU, bubble, exposed comm,
+// exposed encoder (`enc`), peak HBM, speedup.
+std::string figure_headers(bool enc) {
+  return fmt::format("{:>11} {:>7} {:>8} {:>14}{} {:>13} {:>8}", "step time", "MFU", "bubble",
+                     "exposed comm", enc ? fmt::format(" {:>12}", "exposed enc") : "", "peak HBM",
+                     "speedup");
+}
+
+// Those columns for one row; the speedup is against `first` ("n/a" when that cannot run).
+std::string figures(const Row& r, const Row& first, bool enc) {
+  std::string exposed_enc;
+  if (enc) {
+    exposed_enc = fmt::format(
+        " {:>12}", r.exposed_encoder_s < 0.0 ? "-" : base::format_seconds(r.exposed_encoder_s));
+  }
+  return fmt::format("{:>11} {:>6.1f}% {:>7.1f}% {:>13.1f}%{} {:>13} {:>8}{}",
+                     base::format_seconds(r.step_s), 100.0 * r.mfu, 100.0 * r.bubble,
+                     100.0 * r.exposed_comm, exposed_enc, base::format_bytes(r.peak_hbm),
+                     first.skipped.empty() ? fmt::format("{:.3f}x", r.speedup) : "n/a",
+                     r.oom ? "  out of memory" : "");
 }
 
 void print_table(const synth::Scenario& s, const std::vector<Row>& rows) {
@@ -245,15 +255,13 @@ void print_table(const synth::Scenario& s, const std::vector<Row>& rows) {
     w = std::max(w, r.schedule.size());
   }
   bool enc = s.encoder.present;
-  fmt::print("  {:<{}} {:>11} {:>7} {:>8} {:>14}{} {:>13} {:>8}\n", "schedule", w, "step time",
-             "MFU", "bubble", "exposed comm", enc ? fmt::format(" {:>12}", "exposed enc") : "",
-             "peak HBM", "speedup");
+  fmt::print("  {:<{}} {}\n", "schedule", w, figure_headers(enc));
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
       fmt::print("  {:<{}} cannot run: {}\n", r.schedule, w, r.skipped);
       continue;
     }
-    fmt::print("  {:<{}} {}\n", r.schedule, w, figures(r, rows[0]));
+    fmt::print("  {:<{}} {}\n", r.schedule, w, figures(r, rows[0], enc));
   }
   if (enc) {
     fmt::print("  (exposed enc: step time minus the LLM's alone under the same body schedule)\n");
@@ -420,8 +428,15 @@ void print_sweep(const std::string& name, const Sweep& sw, const std::vector<std
   if (uniform) {
     fmt::print(" on {}", context);
   }
-  fmt::print("\n  {:<{}}  {:<18} {:>11} {:>7} {:>8} {:>14} {:>13} {:>8}\n", sw.key, w, "schedule",
-             "step time", "MFU", "bubble", "exposed comm", "peak HBM", "speedup");
+  std::size_t sw_w = 18;  // the schedule column
+  bool enc = false;
+  for (const SweepPoint& p : points) {
+    for (const Row& r : p.rows) {
+      sw_w = std::max(sw_w, r.schedule.size());
+      enc = enc || r.exposed_encoder_s >= 0.0;
+    }
+  }
+  fmt::print("\n  {:<{}}  {:<{}} {}\n", sw.key, w, "schedule", sw_w, figure_headers(enc));
   for (const SweepPoint& p : points) {
     if (!p.skipped.empty()) {
       fmt::print("  {:<{}}  cannot run: {}\n", p.value, w, p.skipped);
@@ -433,13 +448,13 @@ void print_sweep(const std::string& name, const Sweep& sw, const std::vector<std
       first = false;
     }
     for (const Row& r : p.rows) {
-      fmt::print("  {:<{}}  {:<18} ", first ? p.value : "", w, r.schedule);
+      fmt::print("  {:<{}}  {:<{}} ", first ? p.value : "", w, r.schedule, sw_w);
       first = false;
       if (!r.skipped.empty()) {
         fmt::print("cannot run: {}\n", r.skipped);
         continue;
       }
-      fmt::print("{}\n", figures(r, p.rows[0]));
+      fmt::print("{}\n", figures(r, p.rows[0], enc));
     }
   }
 

@@ -167,7 +167,10 @@ int dispatch(int argc, char** argv) {
   cmp_cmd->add_option("--set", c.sets, "override a scenario key: key.path=value (repeatable)");
   cmp_cmd
       ->add_option("--schedules", c.schedules,
-                   "comma-separated: 1f1b, gpipe, zb-h1, dualpipev, interleaved[:chunks]")
+                   "comma-separated: 1f1b, gpipe, zb-h1, zb-h2, dualpipev, dualpipe, "
+                   "interleaved[:chunks], and with an encoder "
+                   "transpose[:round_robin|min|greedy][:recompute|owner], encoder-stages[:k], "
+                   "encoder-separate[:devices]")
       ->required();
   cmp_cmd->add_option("--sweep", c.sweep,
                       "rerun the comparison for each value of one scenario key: "
