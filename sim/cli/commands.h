@@ -48,8 +48,9 @@ struct ValidateArgs {
 };
 
 struct ReplayArgs {
-  std::string measured;  // one Kineto trace
-  std::string hardware = "a100-sxm-80gb";
+  std::string measured;     // one Kineto trace
+  std::string hardware;     // "": the hardware it was measured on, durations as measured
+  std::string measured_on;  // "": recognised from the trace's device name
   std::string topology = "single-node";
   int iteration = -1;  // -1: the second iteration (the first when there is one)
   bool all = false;    // every iteration

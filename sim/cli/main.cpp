@@ -131,7 +131,11 @@ int dispatch(int argc, char** argv) {
   ReplayArgs ra;
   replay_cmd->add_option("--measured", ra.measured, "a Kineto trace (.json or .json.gz)")
       ->required();
-  replay_cmd->add_option("--hardware", ra.hardware, "hardware profile name or path");
+  replay_cmd->add_option("--hardware", ra.hardware,
+                         "replay on this profile: measured durations move to it by the rate "
+                         "that bounds each kernel class (default: as measured)");
+  replay_cmd->add_option("--measured-on", ra.measured_on,
+                         "the profile the trace was measured on (default: from its device name)");
   replay_cmd->add_option("--topology", ra.topology, "topology preset name");
   replay_cmd->add_option("--iteration", ra.iteration,
                          "iteration index (default: the second, or the only one)");

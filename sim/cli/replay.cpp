@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iostream>
 
@@ -24,18 +25,52 @@ namespace tessera::cli {
 
 namespace kineto = graph::kineto;
 
+std::string profile_of_device(std::string_view device_name) {
+  struct Match {
+    std::string_view needle, profile;
+  };
+  static constexpr std::array<Match, 5> kMatches = {{{"A100", "a100-sxm-80gb"},
+                                                     {"H100", "h100-sxm"},
+                                                     {"H800", "h100-sxm"},
+                                                     {"910C", "ascend-910c"},
+                                                     {"910B", "ascend-910b"}}};
+  for (const Match& m : kMatches) {
+    if (device_name.find(m.needle) != std::string_view::npos) {
+      return std::string(m.profile);
+    }
+  }
+  return "";
+}
+
 ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::IterationSet& set,
                               std::size_t iteration, const std::string& hardware,
-                              const std::string& topology, bool timeline) {
+                              const std::string& measured_on, const std::string& topology) {
   kineto::ReplayGraph rg = kineto::build_replay(t, set, iteration);
-  hw::Profile profile = hw::load_profile(hardware);
+  ReplayResult r;
+  r.measured_on = measured_on.empty() ? profile_of_device(t.device_name) : measured_on;
+  const std::string target = hardware.empty() ? r.measured_on : hardware;
+  // Without retiming the profile only sizes the cluster: any shipped one will do.
+  hw::Profile profile = hw::load_profile(target.empty() ? "a100-sxm-80gb" : target);
+  if (!hardware.empty()) {
+    if (r.measured_on.empty()) {
+      throw base::InputError(
+          base::SourceLoc{t.path},
+          fmt::format("cannot tell which hardware profile the trace was measured on (device "
+                      "'{}'), so its durations cannot move to '{}'",
+                      t.device_name, hardware),
+          "pass --measured-on PROFILE");
+    }
+    hw::Profile source = hw::load_profile(r.measured_on);
+    if (source.name != profile.name) {
+      r.moved = models::retime(rg.graph, source, profile, std::max(1, t.dist.world_size),
+                               kineto::kHostStream);
+    }
+  }
   topology::TopologySpec spec = topology::load_topology_preset(topology, {});
   topology::Cluster cluster(spec, profile, rg.graph.num_ranks);
   sim::SimOptions opt;
   opt.share_rank_classes = false;
   opt.record_timeline = true;  // the GPU's end comes from the spans
-  (void)timeline;
-  ReplayResult r;
   r.stats = rg.stats;
   r.measured_s = static_cast<double>(rg.measured_ns) * 1e-9;
   r.run = sim::simulate(rg.graph, cluster, profile, opt);
@@ -51,6 +86,21 @@ ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::Iterat
   r.hardware = profile.name;
   return r;
 }
+
+namespace {
+
+void print_moved(const ReplayResult& r) {
+  const models::RetimeFactors& f = *r.moved;
+  auto link = [](bool up) { return up ? "scale-up" : "scale-out"; };
+  fmt::print(
+      "    moved from {} to {}: {} GEMM kernels x{:.3f}, {} attention x{:.3f}, {} memory-bound "
+      "x{:.3f}, {} NCCL x{:.3f} ({} to {}); host time as measured\n",
+      r.measured_on, r.hardware, f.gemm_nodes, f.gemm, f.attention_nodes, f.attention,
+      f.memory_nodes, f.memory, f.comm_nodes, f.comm, link(f.comm_scale_up_from),
+      link(f.comm_scale_up_to));
+}
+
+}  // namespace
 
 int replay(const ReplayArgs& a) {
   kineto::KinetoTrace t = kineto::read_kineto(a.measured);
@@ -69,16 +119,24 @@ int replay(const ReplayArgs& a) {
              t.dist.rank, t.dist.world_size,
              t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
   for (std::size_t i : which) {
-    ReplayResult r = replay_iteration(t, set, i, a.hardware, a.topology, !a.out.empty());
+    ReplayResult r = replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
     const auto& it = set.iterations.at(i);
-    double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
-    double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
-    fmt::print(
-        "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
-        "at {} measured, {} replayed ({:+.2f} %)\n",
-        i, it.step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
-        base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
-        gpu_err);
+    if (r.moved) {
+      fmt::print(
+          "  iteration {} (ProfilerStep#{}): measured {} on {}, predicted {} on {} ({:.2f}x)\n", i,
+          it.step, base::format_seconds(r.measured_s), r.measured_on,
+          base::format_seconds(r.replayed_s), r.hardware, r.measured_s / r.replayed_s);
+      print_moved(r);
+    } else {
+      double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
+      double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
+      fmt::print(
+          "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
+          "at {} measured, {} replayed ({:+.2f} %)\n",
+          i, it.step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
+          base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
+          gpu_err);
+    }
     const auto& s = r.stats;
     fmt::print(
         "    {} GPU nodes ({} NCCL collectives at measured durations) on {} CUDA streams; "

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "sim/models/compute/retime.h"
 #include "sim/run_stats.h"
 #include "synth/graph/exec_graph.h"
 #include "synth/graph/kineto/iterations.h"
@@ -21,12 +24,21 @@ struct ReplayResult {
   graph::kineto::ReplayStats stats;
   graph::ExecGraph graph;
   sim::RunStats run;
-  std::string hardware;
+  std::string hardware;                        // the profile simulated
+  std::string measured_on;                     // the profile the trace was measured on ("" unknown)
+  std::optional<models::RetimeFactors> moved;  // set when durations moved between profiles
 };
 
+// The shipped profile of a trace's device name ("NVIDIA A100-SXM4-80GB" -> a100-sxm-80gb), or
+// "" when none matches.
+std::string profile_of_device(std::string_view device_name);
+
+// Replays `iteration` on `hardware` ("": the hardware it was measured on). When that differs
+// from the measured hardware (`measured_on`, else recognised from the trace's device name;
+// base::InputError when neither tells), measured durations move to it (models::retime).
 ReplayResult replay_iteration(const graph::kineto::KinetoTrace& t,
                               const graph::kineto::IterationSet& set, std::size_t iteration,
-                              const std::string& hardware, const std::string& topology,
-                              bool timeline = false);
+                              const std::string& hardware, const std::string& measured_on,
+                              const std::string& topology);
 
 }  // namespace tessera::cli

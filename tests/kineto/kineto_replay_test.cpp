@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/compute/retime.h"
 #include "sim/simulation.h"
 #include "synth/graph/kineto/kineto_reader.h"
 #include "synth/graph/kineto/replay_graph.h"
@@ -165,6 +166,72 @@ TEST(ReplayErrors, CenturyGapIsAnInputError) {
   std::string e = testing::error_of([&] { build_replay(t, set, 0); });
   EXPECT_NE(e.find("gap.json"), std::string::npos) << e;
   EXPECT_NE(e.find("gap of"), std::string::npos) << e;
+}
+
+// Moving measured durations to another profile: each class scales by the ratio of the rate
+// that bounds it, computed here from the profile fields (models/compute/retime.h).
+TEST(ReplayRetime, FactorsAreRatiosOfTheBoundingRates) {
+  hw::Profile a100 = hw::load_profile("a100-sxm-80gb");
+  hw::Profile h100 = hw::load_profile("h100-sxm");
+  auto bf16 = [](const hw::Profile& p) { return p.peak(base::DType::kBF16); };
+  models::RetimeFactors f = models::retime_factors(a100, h100, 8);
+  EXPECT_DOUBLE_EQ(f.gemm,
+                   bf16(a100) * a100.gemm.max_fraction / (bf16(h100) * h100.gemm.max_fraction));
+  EXPECT_DOUBLE_EQ(f.attention,
+                   bf16(a100) * a100.attention_fraction / (bf16(h100) * h100.attention_fraction));
+  EXPECT_DOUBLE_EQ(f.memory, a100.hbm_bandwidth * a100.hbm_efficiency /
+                                 (h100.hbm_bandwidth * h100.hbm_efficiency));
+  EXPECT_TRUE(f.comm_scale_up_from && f.comm_scale_up_to);
+  EXPECT_DOUBLE_EQ(f.comm, a100.scale_up.bandwidth * a100.scale_up.efficiency /
+                               (h100.scale_up.bandwidth * h100.scale_up.efficiency));
+  models::RetimeFactors g = models::retime_factors(a100, h100, 16);  // two nodes: the NICs
+  EXPECT_FALSE(g.comm_scale_up_from || g.comm_scale_up_to);
+  EXPECT_DOUBLE_EQ(g.comm, a100.scale_out.bandwidth * a100.scale_out.efficiency /
+                               (h100.scale_out.bandwidth * h100.scale_out.efficiency));
+  // Moving to the same profile changes nothing.
+  models::RetimeFactors same = models::retime_factors(h100, h100, 8);
+  EXPECT_EQ(same.gemm, 1.0);
+  EXPECT_EQ(same.memory, 1.0);
+}
+
+// A GPU-bound iteration: the host launches a GEMM and an elementwise kernel, then copies the
+// result to pageable memory, a call that returns when the copy is done (it waits in the call
+// for 1.9 ms). The kernels start as their launch calls do (the replay has no launch latency). On the measured hardware the replay is exact; on a faster profile the kernels
+// shrink by their factors and the host leaves the blocking copy that much earlier. Had the
+// copy call been kept as host time, the iteration could not get shorter.
+TEST(ReplayRetime, BlockingCopyFollowsTheGpu) {
+  std::string text = R"json({"deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
+"traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "tid": 1, "ts": 0, "dur": 2090},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 10, "dur": 5, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "sm80_xmma_gemm_bf16bf16", "ts": 10, "dur": 1000, "args": {"stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 30, "dur": 5, "args": {"correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "ts": 1010, "dur": 960, "args": {"stream": 7, "correlation": 2}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "tid": 1, "ts": 40, "dur": 1950, "args": {"correlation": 3}},
+{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "ts": 1970, "dur": 10, "args": {"stream": 7, "correlation": 3, "bytes": 4}}
+]})json";
+  KinetoTrace t = read_kineto_bytes(text, "blocking.json");
+  IterationSet set = find_iterations(t);
+  ASSERT_EQ(set.iterations.size(), 1U);
+  hw::Profile a100 = hw::load_profile("a100-sxm-80gb");
+  hw::Profile h100 = hw::load_profile("h100-sxm");
+  topology::Cluster cluster(topology::load_topology_preset("single-node", {}), h100, 1);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+
+  ReplayGraph measured = build_replay(t, set, 0);
+  EXPECT_EQ(measured.stats.blocking_launches, 1U);
+  EXPECT_NEAR(sim::simulate(measured.graph, cluster, a100, opt).step_time_s, 2090e-6, 1e-9);
+
+  ReplayGraph moved = build_replay(t, set, 0);
+  models::RetimeFactors f = models::retime(moved.graph, a100, h100, 1, kHostStream);
+  EXPECT_EQ(f.gemm_nodes, 1U);
+  EXPECT_EQ(f.memory_nodes, 2U);  // the elementwise kernel and the copy
+  // The GPU chain from t = 10 us: GEMM, elementwise, copy; then the host leaves the call
+  // (it returned 10 us after the copy ended) and idles to the step's end (100 us).
+  double gpu_us = 1000.0 * f.gemm + 960.0 * f.memory + 10.0 * f.memory;
+  double expected_us = 10.0 + gpu_us + 10.0 + 100.0;
+  EXPECT_NEAR(sim::simulate(moved.graph, cluster, h100, opt).step_time_s, expected_us * 1e-6, 1e-8);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ namespace {
 constexpr std::int64_t kWaitSlackNs = 5'000;     // unexplained start delay that counts as a wait
 constexpr std::int64_t kWaitWindowNs = 50'000;   // how far back the waited-for activity may end
 constexpr std::int64_t kEndToleranceNs = 2'000;  // clock skew between CPU and GPU timestamps
+constexpr std::int64_t kBlockedCallNs = 50'000;  // a launch call this long waited for the GPU
 constexpr std::int64_t kMaxDurationNs = 1'000'000'000'000'000;  // 11.6 days, 1e18 ps
 
 // A node before ordering: the graph needs every dependency to precede its dependent.
@@ -261,6 +262,19 @@ class Builder {
         prev = add_item(std::move(h));
         prev_time = std::max(prev_time, when);
       };
+      // The host waits in `c` for activity `waited`, then spends the rest of the call: on the
+      // measured hardware it leaves the call when it did; on faster hardware, earlier.
+      auto wait_in = [&](const RuntimeCall& c, std::int64_t waited) {
+        const GpuActivity& w = t_.gpu[static_cast<std::size_t>(waited)];
+        Item s = host_item(sync_name_, c.end_ns() - std::max(c.ts_ns, w.end_ns()),
+                           std::max(c.end_ns(), w.end_ns()));
+        s.deps = {static_cast<std::uint32_t>(prev),
+                  item_of_.at(static_cast<std::uint32_t>(waited))};
+        s.chain_deps = {static_cast<std::uint32_t>(prev)};
+        prev = add_item(std::move(s));
+        prev_time = std::max(prev_time, c.end_ns());
+        ++stats_.sync_waits;
+      };
       for (std::uint32_t r : calls) {
         const RuntimeCall& c = t_.runtime[r];
         if (auto l = launch_of.find(c.correlation); l != launch_of.end() &&
@@ -270,20 +284,22 @@ class Builder {
           items_[item_of_.at(l->second)].deps.push_back(static_cast<std::uint32_t>(prev));
           ++stats_.launches;
           used = true;
+          // A launch that blocked: a copy to pageable memory returns when the copy (and so
+          // the stream's work before it) is done; a kernel launch into a full queue returns
+          // when an earlier kernel frees a slot.
+          if (c.dur_ns > kBlockedCallNs) {
+            if (std::int64_t waited = waited_activity(c, true); waited >= 0) {
+              wait_in(c, waited);
+              ++stats_.blocking_launches;
+            }
+          }
         } else if (t_.names[c.name].find("Synchronize") != std::string::npos) {
-          std::int64_t waited = waited_activity(c);
+          std::int64_t waited = waited_activity(c, false);
           if (waited < 0) {
             continue;
           }
           gap_to(c.ts_ns);
-          const GpuActivity& w = t_.gpu[static_cast<std::size_t>(waited)];
-          Item s = host_item(sync_name_, 0, std::max(c.end_ns(), w.end_ns()));
-          s.deps = {static_cast<std::uint32_t>(prev),
-                    item_of_.at(static_cast<std::uint32_t>(waited))};
-          s.chain_deps = {static_cast<std::uint32_t>(prev)};
-          prev = add_item(std::move(s));
-          prev_time = std::max(prev_time, c.end_ns());
-          ++stats_.sync_waits;
+          wait_in(c, waited);
           used = true;
         }
       }
@@ -305,8 +321,9 @@ class Builder {
     }
   }
 
-  // The activity launched before `c` whose end falls inside the call (the latest such), or -1.
-  std::int64_t waited_activity(const RuntimeCall& c) const {
+  // The activity launched before `c` (or by it, when `own`) whose end falls inside the call
+  // (the latest such), or -1.
+  std::int64_t waited_activity(const RuntimeCall& c, bool own) const {
     auto hi = std::upper_bound(
         by_end_.begin(), by_end_.end(), c.end_ns() + kEndToleranceNs,
         [this](std::int64_t v, std::uint32_t a) { return v < t_.gpu[a].end_ns(); });
@@ -317,7 +334,7 @@ class Builder {
         break;
       }
       auto l = launch_time_.find(*hi);
-      if (l != launch_time_.end() && l->second < c.ts_ns) {
+      if (l != launch_time_.end() && (l->second < c.ts_ns || (own && l->second == c.ts_ns))) {
         return *hi;
       }
     }

@@ -35,11 +35,12 @@ struct ReplayStats {
   std::size_t gpu_nodes = 0;
   std::size_t collectives = 0;
   std::size_t host_threads = 0;
-  std::size_t launches = 0;         // activities tied to their launching runtime call
-  std::size_t unlaunched = 0;       // activities without one: released at their measured start
-  std::size_t sync_waits = 0;       // host synchronizations tied to GPU work
-  std::size_t inferred_waits = 0;   // cross-stream dependencies inferred from timing
-  std::size_t carried_streams = 0;  // streams still busy with the previous iteration's work
+  std::size_t launches = 0;           // activities tied to their launching runtime call
+  std::size_t unlaunched = 0;         // activities without one: released at their measured start
+  std::size_t sync_waits = 0;         // host waits tied to GPU work (synchronize, blocking calls)
+  std::size_t blocking_launches = 0;  // launch calls that waited for the GPU (of sync_waits)
+  std::size_t inferred_waits = 0;     // cross-stream dependencies inferred from timing
+  std::size_t carried_streams = 0;    // streams still busy with the previous iteration's work
   std::size_t cuda_streams = 0;
   // Timestamp-derived dependencies dropped because the trace's timestamps contradict each
   // other (they formed a cycle); 0 for a consistent trace.
