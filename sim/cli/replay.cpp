@@ -94,10 +94,11 @@ void print_moved(const ReplayResult& r) {
   auto link = [](bool up) { return up ? "scale-up" : "scale-out"; };
   fmt::print(
       "    moved from {} to {}: {} GEMM kernels x{:.3f}, {} attention x{:.3f}, {} memory-bound "
-      "x{:.3f}, {} NCCL x{:.3f} ({} to {}); host time as measured\n",
+      "x{:.3f}, {} NCCL x{:.3f} ({} to {}); {} host-device copies and host time as "
+      "measured\n",
       r.measured_on, r.hardware, f.gemm_nodes, f.gemm, f.attention_nodes, f.attention,
       f.memory_nodes, f.memory, f.comm_nodes, f.comm, link(f.comm_scale_up_from),
-      link(f.comm_scale_up_to));
+      link(f.comm_scale_up_to), f.host_copy_nodes);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <string_view>
 
 #include "sim/base/error.h"
 
@@ -19,6 +20,12 @@ double matrix_peak(const hw::Profile& p) {
     }
   }
   return p.vector_flops;
+}
+
+// A copy between host and device memory, by its Kineto name ("Memcpy HtoD (Pageable ->
+// Device)", "Memcpy DtoH (Device -> Pinned)"); device-to-device copies are HBM-bound.
+bool host_copy(std::string_view name) {
+  return name.find("HtoD") != std::string_view::npos || name.find("DtoH") != std::string_view::npos;
 }
 
 double link_rate(const hw::LinkSpec& l) {
@@ -59,6 +66,10 @@ RetimeFactors retime(graph::ExecGraph& g, const hw::Profile& from, const hw::Pro
         continue;
       }
       double k = 1.0;
+      if (n.op == graph::OpClass::kCopy && host_copy(g.names[n.name])) {
+        ++f.host_copy_nodes;  // PCIe-bound: the profiles do not describe the host link
+        continue;
+      }
       if (n.kind != graph::NodeKind::kCompute) {
         k = f.comm;
         ++f.comm_nodes;

@@ -6,6 +6,7 @@
 //   kGemm                      peak(bf16) x gemm.max_fraction        (math-bound)
 //   kAttention                 peak(bf16) x attention_fraction       (math-bound)
 //   every other compute class  hbm_bandwidth x hbm_efficiency        (memory-bound)
+//   host <-> device copies     kept as measured (PCIe; the profiles do not describe it)
 //   collectives, send/recv     bandwidth x efficiency of the link the job's ranks share:
 //                              scale-up when all `ranks` fit one node of that profile,
 //                              scale-out otherwise
@@ -26,6 +27,7 @@ namespace tessera::models {
 struct RetimeFactors {
   double gemm = 1.0, attention = 1.0, memory = 1.0, comm = 1.0;
   std::size_t gemm_nodes = 0, attention_nodes = 0, memory_nodes = 0, comm_nodes = 0;
+  std::size_t host_copy_nodes = 0;                          // kept as measured
   bool comm_scale_up_from = true, comm_scale_up_to = true;  // which link each side used
 };
 
