@@ -5,9 +5,9 @@
 
 #include <array>
 #include <filesystem>
-#include <span>
 #include <fstream>
 #include <map>
+#include <span>
 #include <sstream>
 
 #include "hwprofiles/hw_profile.h"
@@ -32,6 +32,17 @@ constexpr std::array<std::string_view, 9> kTrainingKeys = {
     "seq_len",   "global_batch", "micro_batch",
     "precision", "recompute",    "distributed_optimizer",
     "attention", "grad_bucket",  "overlap_grad_reduce"};
+// Upper bounds of the integers a scenario gives: far beyond any real model or cluster, low
+// enough that products of a few of them (tensor sizes, tp*pp*dp) stay within 64 bits.
+constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxWidth = std::int64_t{1} << 22;  // hidden, heads, ffn, patch pixels
+constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;    // sequences
+constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;  // a million devices
+// Elements of one microbatch's largest tensor on one rank: 2^44 (32 TiB in bf16) is beyond
+// every device's memory, and keeps a stage's summed bytes within 64 bits.
+constexpr double kMaxTensorElements = 17592186044416.0;
+
 constexpr std::array<std::string_view, 7> kScheduleNames = {
     "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
 constexpr std::array<std::string_view, 4> kPlacementNames = {"inline", "stages", "transpose",
@@ -71,7 +82,7 @@ struct TransformerKeys {
 void read_transformer_keys(const YamlNode& n, const TransformerKeys& k) {
   auto int_key = [&](std::string_view key, std::int64_t& field) {
     if (auto v = n.find(key)) {
-      field = v->as_int(1);
+      field = v->as_int(1, key == "layers" ? kMaxLayers : kMaxWidth);
     } else if (field == 0) {
       n.fail(fmt::format("missing required key '{}' (or give a 'preset')", key));
     }
@@ -80,7 +91,7 @@ void read_transformer_keys(const YamlNode& n, const TransformerKeys& k) {
   int_key("hidden", k.hidden);
   int_key("heads", k.heads);
   if (auto v = n.find("ffn")) {
-    k.ffn = v->as_int(1);
+    k.ffn = v->as_int(1, kMaxWidth);
   } else if (k.ffn == 0) {
     k.ffn = 4 * k.hidden;
   }
@@ -108,12 +119,12 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   }
   read_transformer_keys(n, {m.layers, m.hidden, m.heads, m.ffn, m.activation, m.norm, m.bias});
   if (auto v = n.find("kv_heads")) {
-    m.kv_heads = v->as_int(1);
+    m.kv_heads = v->as_int(1, kMaxWidth);
   } else if (m.kv_heads == 0) {
     m.kv_heads = m.heads;
   }
   if (auto v = n.find("vocab")) {
-    m.vocab = v->as_int(1);
+    m.vocab = v->as_int(1, kMaxVocab);
   } else if (m.vocab == 0) {
     n.fail("missing required key 'vocab' (or give a 'preset')");
   }
@@ -156,7 +167,7 @@ void read_encoder(const YamlNode& n, EncoderConfig& e) {
     e.merge = v->as_int(1, 64);
   }
   if (auto v = n.find("patch_pixels")) {
-    e.patch_pixels = v->as_int(1);
+    e.patch_pixels = v->as_int(1, kMaxWidth);
   }
   if (auto v = n.find("trainable")) {
     e.trainable = v->as_bool();
@@ -255,8 +266,8 @@ void read_data(const YamlNode& n, DataConfig& d) {
 void read_training(const YamlNode& n, TrainingConfig& t) {
   n.check_keys(kTrainingKeys);
   t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
-  t.global_batch = n.at("global_batch").as_int(1);
-  t.micro_batch = n.at("micro_batch").as_int(1);
+  t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
+  t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
   constexpr std::array<std::string_view, 2> kPrec = {"bf16", "fp16"};
   constexpr std::array<std::string_view, 3> kRecompute = {"none", "selective", "full"};
   constexpr std::array<std::string_view, 2> kAttention = {"flash", "unfused"};
@@ -298,9 +309,9 @@ std::vector<Axis> read_order(const YamlNode& n) {
 
 void read_parallel(const YamlNode& n, ParallelConfig& p) {
   n.check_keys(kParallelKeys);
-  p.tp = n.has("tp") ? n.at("tp").as_int(1) : 1;
-  p.pp = n.has("pp") ? n.at("pp").as_int(1) : 1;
-  p.dp = n.has("dp") ? n.at("dp").as_int(1) : 0;  // 0: whatever the devices leave
+  p.tp = n.has("tp") ? n.at("tp").as_int(1, kMaxDevices) : 1;
+  p.pp = n.has("pp") ? n.at("pp").as_int(1, kMaxDevices) : 1;
+  p.dp = n.has("dp") ? n.at("dp").as_int(1, kMaxDevices) : 0;  // 0: whatever the devices leave
   if (auto v = n.find("sp")) {
     p.sp = v->as_bool();
   }
@@ -326,9 +337,9 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
     if (fs::path(c.hardware).is_relative() && fs::is_regular_file(beside, ec)) {
       c.hardware = beside.string();
     } else if (!fs::is_regular_file(c.hardware, ec)) {
-      hw.fail(fmt::format("hardware profile file '{}' does not exist", c.hardware),
-              fmt::format("a relative path is looked up beside the scenario ('{}')",
-                          beside.string()));
+      hw.fail(
+          fmt::format("hardware profile file '{}' does not exist", c.hardware),
+          fmt::format("a relative path is looked up beside the scenario ('{}')", beside.string()));
     }
   }
   if (!is_path && std::find(names.begin(), names.end(), c.hardware) == names.end()) {
@@ -344,7 +355,7 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   }
   c.topology = topology::parse_topology(n.at("topology"));
   YamlNode dev = n.at("devices");
-  c.devices = dev.as_int(1, 1 << 20);  // a million devices: beyond that nothing fits
+  c.devices = dev.as_int(1, kMaxDevices);
   c.devices_at = dev.loc();
 }
 
@@ -453,7 +464,7 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
     if (cfg.kind != ScheduleKind::kInterleaved) {
       c->fail("only the interleaved skeleton takes this key");
     }
-    cfg.chunks = c->as_int(2);
+    cfg.chunks = c->as_int(2, kMaxLayers);
   } else if (cfg.kind == ScheduleKind::kInterleaved) {
     llm.fail("the interleaved skeleton needs its number of model chunks per rank",
              "write chunks: 2");
@@ -479,7 +490,7 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
               "a sharded encoder region shares the LLM's pipeline, so it needs the LLM's skeleton");
     }
     cfg.encoder = EncoderPlacement::kStages;
-    cfg.encoder_stages = enc.has("stages") ? enc.at("stages").as_int(1) : 1;
+    cfg.encoder_stages = enc.has("stages") ? enc.at("stages").as_int(1, kMaxLayers) : 1;
   }
   read_encoder_keys(enc, cfg);
 }
@@ -523,7 +534,7 @@ ScheduleConfig read_schedule(const YamlNode& n) {
       if (cfg.encoder != EncoderPlacement::kStages) {
         v->fail("only the 'stages' encoder placement takes this key");
       }
-      cfg.encoder_stages = v->as_int(1);
+      cfg.encoder_stages = v->as_int(1, kMaxLayers);
     }
     read_encoder_keys(n, cfg);
   }
@@ -532,9 +543,9 @@ ScheduleConfig read_schedule(const YamlNode& n) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",
              "write schedule: {kind: interleaved, chunks: 2}");
     }
-    cfg.chunks = n.at("chunks").as_int(2);
+    cfg.chunks = n.at("chunks").as_int(2, kMaxLayers);
     if (auto g = n.find("group")) {
-      cfg.group = g->as_int(1);
+      cfg.group = g->as_int(1, kMaxDevices);
     }
   } else if (n.is_map() && (n.has("chunks") || n.has("group"))) {
     n.at(n.has("chunks") ? "chunks" : "group").fail("only the interleaved schedule takes this key");
@@ -626,6 +637,38 @@ void validate_encoder(const YamlNode& root, const Scenario& s) {
   }
 }
 
+// One microbatch's largest tensor on one rank, in elements, before tensor parallelism shards
+// it: tokens times the widest dimension (the logits, usually), or the unfused attention
+// scores. Its bytes, summed over a stage's layers, must stay countable.
+void check_tensor_sizes(const YamlNode& training, const Scenario& s) {
+  const auto& m = s.model;
+  const auto& t = s.training;
+  const auto mb = static_cast<double>(t.micro_batch);
+  const auto seq = static_cast<double>(t.seq_len);
+  double width = static_cast<double>(
+      std::max({m.hidden, 2 * m.ffn, (m.heads + 2 * m.kv_heads) * m.head_dim(), m.vocab}));
+  if (s.encoder.present) {
+    // The encoder sees at most seq_len x merge^2 patches per sequence.
+    const auto& e = s.encoder;
+    width =
+        std::max(width, static_cast<double>(e.merge * e.merge) *
+                            static_cast<double>(std::max({e.hidden, 2 * e.ffn, e.patch_pixels})));
+  }
+  double largest = mb * seq * width;
+  if (t.attention == AttentionKernel::kUnfused) {
+    largest = std::max(largest, mb * static_cast<double>(m.heads) * seq * seq);
+  }
+  const double layers = static_cast<double>(m.layers + (s.encoder.present ? s.encoder.layers : 0));
+  if (largest * layers > kMaxTensorElements * 256.0 || largest > kMaxTensorElements) {
+    training.at("micro_batch")
+        .fail(fmt::format("one microbatch's largest tensor would hold {:.3g} elements; Tessera "
+                          "counts at most {:.3g} per tensor and {:.3g} over the model's {} layers",
+                          largest, kMaxTensorElements, kMaxTensorElements * 256.0,
+                          static_cast<std::int64_t>(layers)),
+              "use a smaller micro_batch, seq_len or model width");
+  }
+}
+
 void validate(const YamlNode& root, Scenario& s) {
   const YamlNode par = root.at("parallelism");
   const YamlNode tp_at = par.has("tp") ? par.at("tp") : par;
@@ -685,6 +728,7 @@ void validate(const YamlNode& root, Scenario& s) {
         .fail(fmt::format("micro_batch={} does not divide global_batch/dp = {}/{} = {}",
                           t.micro_batch, t.global_batch, p.dp, t.global_batch / p.dp));
   }
+  check_tensor_sizes(tr, s);
   try {
     schedule::check_schedule(s.schedule, static_cast<int>(p.pp),
                              static_cast<int>(s.microbatches()));
