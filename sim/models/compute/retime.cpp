@@ -83,8 +83,14 @@ RetimeFactors retime(graph::ExecGraph& g, const hw::Profile& from, const hw::Pro
         k = f.memory;
         ++f.memory_nodes;
       }
-      n.fixed_duration =
-          static_cast<base::SimTime>(std::llround(static_cast<double>(n.fixed_duration) * k));
+      const double ps = static_cast<double>(n.fixed_duration) * k;
+      if (!(ps < 4.6e18)) {  // the scheduler's horizon: llround past int64 would be garbage
+        throw base::SimulationError(
+            fmt::format("a measured duration of {} ps moved to '{}' ({:.3g}x) is beyond what the "
+                        "simulator can represent",
+                        n.fixed_duration, to.name, k));
+      }
+      n.fixed_duration = static_cast<base::SimTime>(std::llround(ps));
     }
   }
   return f;
