@@ -12,18 +12,17 @@
 
 namespace tessera::base {
 
-SimTime from_seconds(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0.0) {
-    throw InternalError(fmt::format("invalid duration {} s", seconds));
+SimTime from_picoseconds(double ps) {
+  if (!std::isfinite(ps) || ps < 0.0) {
+    throw InternalError(fmt::format("invalid duration {} s", ps * 1e-12));
   }
-  // 2^62 ps (53 days): the scheduler's horizon; llround beyond int64 would be undefined.
-  if (seconds * 1e12 >= 4.6e18) {
+  if (ps >= static_cast<double>(kMaxSimTime)) {  // llround beyond int64 would be garbage
     throw SimulationError(
         fmt::format("a duration of {:.3g} s is beyond what the simulator can "
                     "represent (53 days); the input asks for it",
-                    seconds));
+                    ps * 1e-12));
   }
-  return static_cast<SimTime>(std::llround(seconds * 1e12));
+  return static_cast<SimTime>(std::llround(ps));
 }
 
 std::string_view dimension_name(Dimension d) {

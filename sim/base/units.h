@@ -14,9 +14,16 @@ namespace tessera::base {
 using SimTime = std::int64_t;  // picoseconds
 constexpr SimTime kPsPerSecond = 1'000'000'000'000;
 constexpr SimTime kTimeNever = INT64_MAX;
+// The latest time the simulator represents: 2^62 ps, about 53 days. Durations past it come
+// from corrupt input; converting them throws base::SimulationError instead of overflowing.
+constexpr SimTime kMaxSimTime = SimTime{1} << 62;
 
-// Rounds to the nearest picosecond; negative or non-finite inputs are a bug upstream.
-SimTime from_seconds(double seconds);
+// Round to the nearest picosecond; negative or non-finite inputs are a bug upstream
+// (base::InternalError), values past kMaxSimTime a base::SimulationError.
+SimTime from_picoseconds(double ps);
+inline SimTime from_seconds(double seconds) {
+  return from_picoseconds(seconds * 1e12);
+}
 inline SimTime from_us(double us) {
   return from_seconds(us * 1e-6);
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/base/units.h"
 #include "sim/kernel/event_queue.h"
 
 namespace tessera::kernel {
@@ -28,10 +29,9 @@ class EventHandler {
 class Scheduler {
  public:
   std::uint32_t add_handler(EventHandler& handler);
-  // The latest time an event may have: 2^62 ps, about 53 days. Durations past it come
-  // from corrupt input (a trace's duration field); scheduling beyond it throws
+  // The latest time an event may have (base::kMaxSimTime); scheduling beyond it throws
   // base::SimulationError instead of overflowing the clock.
-  static constexpr SimTime kHorizon = SimTime{1} << 62;
+  static constexpr SimTime kHorizon = base::kMaxSimTime;
 
   void schedule(SimTime at, std::uint32_t handler, std::uint32_t type, std::uint64_t payload,
                 std::int32_t priority = 0);

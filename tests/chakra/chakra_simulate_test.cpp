@@ -50,13 +50,18 @@ TEST(ImportedTrace, RingAllReduceRunsWithEagerSends) {
   EXPECT_LT(eager.step_time_s, 1e-3);
 }
 
-TEST(ImportedTrace, TesseraExportRuns) {
+// The tiny scenario's step (TP2 PP2 DP2, 2 layers of width 256), every rank on its own.
+ExecGraph tiny_graph() {
   synth::Scenario s = synth::testing::gpt_scenario(2, 256, 4, 2, 2, 2);
   s.training.seq_len = 128;
   s.training.micro_batch = 2;
   s.training.global_batch = 8;
   s.training.attention = synth::AttentionKernel::kFlash;
-  const ExecGraph g = synth::synthesize(s, {.share_rank_classes = false});
+  return synth::synthesize(s, {.share_rank_classes = false});
+}
+
+TEST(ImportedTrace, TesseraExportRuns) {
+  const ExecGraph g = tiny_graph();
   chakra_test::TempDir dir;
   write_chakra(g, dir.path() + "/tiny");
   const sim::RunStats back = simulate_on_one_node(read_chakra(dir.path() + "/tiny"));
@@ -71,12 +76,7 @@ TEST(ImportedTrace, TesseraExportRuns) {
 // lost (FLOPs run at the GEMM ceiling), as is the TP/DP stream split: about 0.54x the
 // direct time on this scenario.
 TEST(ImportedTrace, TesseraExportWithoutTesseraAttributesRuns) {
-  synth::Scenario s = synth::testing::gpt_scenario(2, 256, 4, 2, 2, 2);
-  s.training.seq_len = 128;
-  s.training.micro_batch = 2;
-  s.training.global_batch = 8;
-  s.training.attention = synth::AttentionKernel::kFlash;
-  const ExecGraph g = synth::synthesize(s, {.share_rank_classes = false});
+  const ExecGraph g = tiny_graph();
   chakra_test::TempDir dir;
   ExportOptions o;
   o.tessera_attrs = false;

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <string_view>
 
 #include "sim/base/error.h"
+#include "sim/base/units.h"
 
 namespace tessera::models {
 
@@ -83,14 +83,7 @@ RetimeFactors retime(graph::ExecGraph& g, const hw::Profile& from, const hw::Pro
         k = f.memory;
         ++f.memory_nodes;
       }
-      const double ps = static_cast<double>(n.fixed_duration) * k;
-      if (!(ps < 4.6e18)) {  // the scheduler's horizon: llround past int64 would be garbage
-        throw base::SimulationError(
-            fmt::format("a measured duration of {} ps moved to '{}' ({:.3g}x) is beyond what the "
-                        "simulator can represent",
-                        n.fixed_duration, to.name, k));
-      }
-      n.fixed_duration = static_cast<base::SimTime>(std::llround(ps));
+      n.fixed_duration = base::from_picoseconds(static_cast<double>(n.fixed_duration) * k);
     }
   }
   return f;
