@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <string>
 
-#include "synth/graph/kineto/kineto_reader.h"
+#include "measured/kineto_reader.h"
 
 namespace {
 
@@ -67,7 +67,7 @@ void generate(double mib, Write write) {
 void bench(const std::string& path, const char* label) {
   double rss0 = peak_rss_mib();
   auto t0 = std::chrono::steady_clock::now();
-  auto t = tessera::graph::kineto::read_kineto(path);
+  auto t = tessera::measured::read_kineto(path);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double mb = static_cast<double>(t.json_bytes) / 1e6;
   double file_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;

@@ -13,12 +13,12 @@
 #include <string>
 #include <string_view>
 
+#include "base/error.h"
+#include "graph/chakra/chakra_reader.h"
+#include "graph/chakra/et_decode.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/error.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
-#include "synth/graph/chakra/chakra_reader.h"
-#include "synth/graph/chakra/et_decode.h"
 #include "topology/cluster.h"
 
 // protobuf logs every malformed string field to stderr: quiet, the fuzzer's output stays

@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "sim/base/error.h"
-#include "synth/graph/kineto/iterations.h"
-#include "synth/graph/kineto/kineto_reader.h"
-#include "synth/graph/kineto/replay_graph.h"
+#include "base/error.h"
+#include "measured/iterations.h"
+#include "measured/kineto_reader.h"
+#include "measured/replay_graph.h"
 #include "tests/kineto/json_log.h"
 
 namespace {
@@ -23,11 +23,11 @@ using namespace tessera;
 
 void read_and_replay(std::string_view bytes) {
   try {
-    graph::kineto::KinetoTrace t = graph::kineto::read_kineto_bytes(bytes, "fuzz.json");
-    graph::kineto::IterationSet set = graph::kineto::find_iterations(t);
+    measured::KinetoTrace t = measured::read_kineto_bytes(bytes, "fuzz.json");
+    measured::IterationSet set = measured::find_iterations(t);
     for (std::size_t i = 0; i < set.iterations.size() && i < 3; ++i) {
       try {
-        (void)graph::kineto::build_replay(t, set, i);
+        (void)measured::build_replay(t, set, i);
       } catch (const base::InputError&) {
         // An iteration without GPU activity.
       }

@@ -17,11 +17,11 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
+#include "synth/build/synthesize.h"
 #include "synth/scenario/scenario.h"
-#include "synth/synthesize.h"
 #include "topology/cluster.h"
 
 namespace {

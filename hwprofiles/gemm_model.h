@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
+#include "base/error.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/error.h"
 
 namespace tessera::hw {
 

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "sim/base/error.h"
-#include "sim/base/yaml_reader.h"
+#include "base/error.h"
+#include "base/yaml_reader.h"
 
 namespace tessera::hw {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/dtype.h"
-#include "sim/base/units.h"
+#include "base/dtype.h"
+#include "base/units.h"
 
 namespace tessera::base {
 struct SourceLoc;

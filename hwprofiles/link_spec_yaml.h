@@ -3,8 +3,8 @@
 // latency, efficiency}) and fractions in (0, 1]. Errors carry the value's file:line:col.
 #pragma once
 
+#include "base/yaml_reader.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/yaml_reader.h"
 
 namespace tessera::hw {
 

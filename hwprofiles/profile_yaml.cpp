@@ -6,9 +6,9 @@
 #include <array>
 #include <string_view>
 
+#include "base/yaml_reader.h"
 #include "hwprofiles/hw_profile.h"
 #include "hwprofiles/link_spec_yaml.h"
-#include "sim/base/yaml_reader.h"
 
 namespace tessera::hw {
 

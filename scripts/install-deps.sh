@@ -2,7 +2,7 @@
 # Installs Tessera's build dependencies from Debian 12 packages (nothing is downloaded at
 # build time). Uses sudo when not run as root. Safe to run again.
 # --fuzz also installs clang and its runtime libraries (libFuzzer, sanitizers), which the
-# fuzz targets (fuzz/, -DTESSERA_FUZZ=ON) need.
+# fuzz targets (fuzz/, -DTESSERA_FUZZ=ON) need; --lint installs clang-format and clang-tidy.
 set -euo pipefail
 packages=(
   build-essential cmake
@@ -13,7 +13,8 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang libclang-rt-dev) ;;
-    *) echo "usage: $0 [--fuzz]" >&2; exit 2 ;;
+    --lint) packages+=(clang-format clang-tidy) ;;
+    *) echo "usage: $0 [--fuzz] [--lint]" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 
 namespace tessera::sim {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/exec/comm_paths.h"
 #include "sim/exec/deadlock_report.h"
 #include "sim/exec/executor.h"

@@ -3,9 +3,9 @@
 // hardware profile and a topology, and returns the statistics the reports are made from.
 #pragma once
 
+#include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/run_stats.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::sim {

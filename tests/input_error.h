@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::testing {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "topology/builders/builder.h"
 #include "topology/cluster_graph.h"
 #include "topology/routing/ecmp_router.h"

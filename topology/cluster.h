@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/units.h"
+#include "base/yaml_reader.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/units.h"
-#include "sim/base/yaml_reader.h"
 
 namespace tessera::topology {
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::topology {
 

@@ -5,8 +5,8 @@
 
 #include <array>
 
-#include "sim/base/units.h"
-#include "synth/graph/exec_graph.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
 
 namespace tessera::exec {
 

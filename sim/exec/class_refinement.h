@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/exec/group_classes.h"
 #include "sim/exec/relabel.h"
 #include "sim/exec/route_signature.h"
 #include "sim/exec/route_symmetry.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::exec {
 

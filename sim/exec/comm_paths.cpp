@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/models/collective/flow_routing.h"
 
 namespace tessera::exec {

@@ -8,11 +8,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "sim/exec/sharing_plan.h"
 #include "sim/models/collective/ring_collective.h"
 #include "sim/models/network/path_table.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -6,13 +6,13 @@
 
 #include <vector>
 
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/units.h"
 #include "sim/exec/comm_paths.h"
 #include "sim/exec/instance_state.h"
 #include "sim/exec/rendezvous.h"
 #include "sim/exec/sharing_plan.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::exec {
 

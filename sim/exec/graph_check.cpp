@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/exec/group_classes.h"
 
 namespace tessera::exec {

@@ -3,7 +3,7 @@
 // cluster, so that the run itself never meets an out-of-range id.
 #pragma once
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

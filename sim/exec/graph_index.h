@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/exec/sharing_plan.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::exec {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 
 namespace tessera::exec {
 

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "sim/exec/busy_tracker.h"
 #include "sim/exec/graph_index.h"
 #include "sim/exec/sharing_plan.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::exec {
 

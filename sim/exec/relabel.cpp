@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::exec {
 

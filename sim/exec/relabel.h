@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/exec/group_classes.h"
 #include "sim/exec/sharing_plan.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::exec {
 

@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::exec {
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/base/units.h"
-#include "synth/graph/exec_graph.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
 
 namespace tessera::exec {
 

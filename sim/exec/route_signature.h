@@ -16,9 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "sim/exec/group_classes.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/exec/group_classes.h"
 #include "sim/exec/route_signature.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

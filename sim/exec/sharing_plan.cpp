@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/exec/class_refinement.h"
 #include "sim/exec/relabel.h"
 #include "sim/exec/route_signature.h"

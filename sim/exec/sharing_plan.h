@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/exec/group_classes.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::kernel {
 

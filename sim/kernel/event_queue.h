@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 
 namespace tessera::kernel {
 

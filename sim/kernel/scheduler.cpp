@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/base/error.h"
-#include "sim/base/units.h"
+#include "base/error.h"
+#include "base/units.h"
 
 namespace tessera::kernel {
 

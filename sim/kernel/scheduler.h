@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "sim/kernel/event_queue.h"
 
 namespace tessera::kernel {

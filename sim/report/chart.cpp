@@ -14,7 +14,7 @@
 #include <string_view>
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::sim::report {
 

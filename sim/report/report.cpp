@@ -8,7 +8,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::sim::report {
 

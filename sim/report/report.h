@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "graph/exec_graph.h"
 #include "sim/run_stats.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::sim::report {
 

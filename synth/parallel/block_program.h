@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 #include "synth/models/transformer.h"
 #include "synth/stg/layout.h"
 

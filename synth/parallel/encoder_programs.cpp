@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/parallel/encoder_programs.h"
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/models/vision_encoder.h"
 
 namespace tessera::synth::parallel {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/parallel/block_program.h"
 
 namespace tessera::synth::parallel {

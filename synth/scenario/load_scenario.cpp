@@ -10,8 +10,8 @@
 #include <span>
 #include <sstream>
 
+#include "base/yaml_reader.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/yaml_reader.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/scenario.h"
 #include "synth/schedule/pipeline_schedule.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/dtype.h"
-#include "sim/base/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "topology/cluster.h"
 
 namespace tessera::synth {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <array>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/schedule/zero_bubble_h2.h"
 
 namespace tessera::synth::schedule {

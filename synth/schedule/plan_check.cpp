@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::synth::schedule {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::synth::schedule {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <deque>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::synth::schedule {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::synth::stg {
 

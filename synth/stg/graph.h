@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 #include "synth/stg/layout.h"
 
 namespace tessera::synth::stg {

@@ -3,7 +3,7 @@
 // byte rule (the kernel's reads and writes of HBM, from local shapes and dtypes).
 #include <fmt/format.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/stg/graph.h"
 
 namespace tessera::synth::stg {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/base/units.h"
+#include "base/units.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/base/yaml_reader.h"
+#include "base/yaml_reader.h"
 
 #include <gtest/gtest.h>
 

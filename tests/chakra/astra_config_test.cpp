@@ -2,17 +2,17 @@
 // The ASTRA-sim network YAML and system JSON written beside the traces: every topology
 // preset maps to the dimensions, bandwidths (GB/s of 2^30 bytes, x collective efficiency)
 // and per-link latencies its profile and spec give, and the files say so in ASTRA-sim's keys.
-#include "synth/graph/chakra/astra_config.h"
+#include "interop/astra_config.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/error.h"
 #include "topology/cluster.h"
 
-namespace tessera::graph::chakra {
+namespace tessera::interop {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -152,4 +152,4 @@ TEST(AstraConfig, FilesUseAstraSimKeys) {
 }
 
 }  // namespace
-}  // namespace tessera::graph::chakra
+}  // namespace tessera::interop

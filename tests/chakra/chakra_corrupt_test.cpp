@@ -6,10 +6,10 @@
 
 #include <random>
 
-#include "sim/base/error.h"
-#include "synth/graph/chakra/chakra_reader.h"
-#include "synth/graph/chakra/et_convert.h"
-#include "synth/graph/chakra/et_decode.h"
+#include "base/error.h"
+#include "graph/chakra/chakra_reader.h"
+#include "graph/chakra/et_convert.h"
+#include "graph/chakra/et_decode.h"
 #include "tests/chakra/chakra_test_util.h"
 #include "tests/chakra/raw_decoder.h"
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "graph/chakra/chakra_reader.h"
+#include "graph/chakra/chakra_writer.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/error.h"
 #include "sim/simulation.h"
-#include "synth/graph/chakra/chakra_reader.h"
-#include "synth/graph/chakra/chakra_writer.h"
-#include "synth/synthesize.h"
+#include "synth/build/synthesize.h"
 #include "tests/chakra/chakra_test_util.h"
 #include "topology/cluster.h"
 

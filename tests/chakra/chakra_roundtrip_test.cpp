@@ -8,11 +8,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "sim/base/error.h"
-#include "synth/graph/chakra/chakra_reader.h"
-#include "synth/graph/chakra/chakra_writer.h"
-#include "synth/graph/chakra/comm_groups.h"
-#include "synth/synthesize.h"
+#include "base/error.h"
+#include "graph/chakra/chakra_reader.h"
+#include "graph/chakra/chakra_writer.h"
+#include "graph/chakra/comm_groups.h"
+#include "synth/build/synthesize.h"
 #include "tests/chakra/chakra_test_util.h"
 #include "tests/chakra/raw_decoder.h"
 #include "tests/synth/synth_fixtures.h"

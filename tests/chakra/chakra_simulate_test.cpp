@@ -3,12 +3,12 @@
 // back pass the graph checks and run to completion on one H100 node.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
+#include "graph/chakra/chakra_reader.h"
+#include "graph/chakra/chakra_writer.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/error.h"
 #include "sim/simulation.h"
-#include "synth/graph/chakra/chakra_reader.h"
-#include "synth/graph/chakra/chakra_writer.h"
-#include "synth/synthesize.h"
+#include "synth/build/synthesize.h"
 #include "tests/chakra/chakra_test_util.h"
 #include "tests/synth/synth_fixtures.h"
 #include "topology/cluster.h"

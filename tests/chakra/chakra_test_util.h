@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/graph/chakra/et_def.pb.h"
+#include "graph/chakra/et_def.pb.h"
 #include "tests/temp_dir.h"
 
 namespace tessera::chakra_test {

@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "synth/graph/chakra/chakra_reader.h"
+#include "graph/chakra/chakra_reader.h"
 #include "tests/chakra/raw_decoder.h"
 
 namespace tessera::graph::chakra {

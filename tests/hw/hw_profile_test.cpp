@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "sim/base/error.h"
-#include "sim/base/yaml_reader.h"
+#include "base/error.h"
+#include "base/yaml_reader.h"
 #include "tests/input_error.h"
 
 namespace tessera::hw {

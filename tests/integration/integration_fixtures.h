@@ -10,8 +10,8 @@
 
 #include "hwprofiles/hw_profile.h"
 #include "sim/simulation.h"
+#include "synth/build/synthesize.h"
 #include "synth/scenario/scenario.h"
-#include "synth/synthesize.h"
 #include "tests/synth/synth_fixtures.h"
 #include "topology/cluster.h"
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/models/modality_mix.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/schedule/transpose.h"

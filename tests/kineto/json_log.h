@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
-#include "sim/base/error.h"
-#include "synth/graph/kineto/byte_source.h"
-#include "synth/graph/kineto/json_stream.h"
+#include "base/error.h"
+#include "measured/byte_source.h"
+#include "measured/json_stream.h"
 
 namespace tessera::kineto_test {
 
@@ -98,8 +98,8 @@ struct NlohmannLog : nlohmann::json_sax<nlohmann::json> {
 // message in *error) when the parser rejects it.
 inline std::string stream_log(std::string_view text, std::size_t capacity,
                               std::string* error = nullptr) {
-  graph::kineto::ByteSource source(text, "text.json");
-  graph::kineto::JsonStream stream(source, "", capacity);
+  measured::ByteSource source(text, "text.json");
+  measured::JsonStream stream(source, "", capacity);
   StreamLog h;
   try {
     stream.parse(h);

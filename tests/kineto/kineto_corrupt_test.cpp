@@ -10,11 +10,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "synth/graph/kineto/kineto_reader.h"
+#include "measured/kineto_reader.h"
 #include "tests/input_error.h"
 #include "tests/kineto/kineto_oracle.h"
 
-namespace tessera::graph::kineto {
+namespace tessera::measured {
 namespace {
 
 using testing::error_of;
@@ -144,4 +144,4 @@ TEST(KinetoMetadata, OutOfRangeNumbersReadAsAbsent) {
 }
 
 }  // namespace
-}  // namespace tessera::graph::kineto
+}  // namespace tessera::measured

@@ -4,12 +4,12 @@
 // their durations, distributedInfo and NCCL arguments.
 #include <gtest/gtest.h>
 
-#include "synth/graph/kineto/iterations.h"
-#include "synth/graph/kineto/kernel_class.h"
-#include "synth/graph/kineto/kineto_reader.h"
+#include "measured/iterations.h"
+#include "measured/kernel_class.h"
+#include "measured/kineto_reader.h"
 #include "tests/kineto/kineto_oracle.h"
 
-namespace tessera::graph::kineto {
+namespace tessera::measured {
 namespace {
 
 using kineto_test::testdata;
@@ -145,4 +145,4 @@ TEST(KinetoImport, ClassifiesKernelNames) {
 }
 
 }  // namespace
-}  // namespace tessera::graph::kineto
+}  // namespace tessera::measured

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "synth/graph/kineto/kineto_reader.h"
+#include "measured/kineto_reader.h"
 #include "tests/input_error.h"
 #include "tests/kineto/json_log.h"
 
-namespace tessera::graph::kineto {
+namespace tessera::measured {
 namespace {
 
 using kineto_test::nlohmann_log;
@@ -162,4 +162,4 @@ TEST(JsonStream, TraceFieldsAcrossBuffers) {
 }
 
 }  // namespace
-}  // namespace tessera::graph::kineto
+}  // namespace tessera::measured

@@ -8,15 +8,15 @@
 #include <algorithm>
 
 #include "hwprofiles/hw_profile.h"
-#include "sim/models/compute/retime.h"
+#include "measured/kineto_reader.h"
+#include "measured/replay_graph.h"
+#include "measured/retime.h"
 #include "sim/simulation.h"
-#include "synth/graph/kineto/kineto_reader.h"
-#include "synth/graph/kineto/replay_graph.h"
 #include "tests/input_error.h"
 #include "tests/kineto/kineto_oracle.h"
 #include "topology/cluster.h"
 
-namespace tessera::graph::kineto {
+namespace tessera::measured {
 namespace {
 
 constexpr double kTolerance = 0.01;
@@ -174,7 +174,7 @@ TEST(ReplayRetime, FactorsAreRatiosOfTheBoundingRates) {
   hw::Profile a100 = hw::load_profile("a100-sxm-80gb");
   hw::Profile h100 = hw::load_profile("h100-sxm");
   auto bf16 = [](const hw::Profile& p) { return p.peak(base::DType::kBF16); };
-  models::RetimeFactors f = models::retime_factors(a100, h100, 8);
+  measured::RetimeFactors f = measured::retime_factors(a100, h100, 8);
   EXPECT_DOUBLE_EQ(f.gemm,
                    bf16(a100) * a100.gemm.max_fraction / (bf16(h100) * h100.gemm.max_fraction));
   EXPECT_DOUBLE_EQ(f.attention,
@@ -184,12 +184,12 @@ TEST(ReplayRetime, FactorsAreRatiosOfTheBoundingRates) {
   EXPECT_TRUE(f.comm_scale_up_from && f.comm_scale_up_to);
   EXPECT_DOUBLE_EQ(f.comm, a100.scale_up.bandwidth * a100.scale_up.efficiency /
                                (h100.scale_up.bandwidth * h100.scale_up.efficiency));
-  models::RetimeFactors g = models::retime_factors(a100, h100, 16);  // two nodes: the NICs
+  measured::RetimeFactors g = measured::retime_factors(a100, h100, 16);  // two nodes: the NICs
   EXPECT_FALSE(g.comm_scale_up_from || g.comm_scale_up_to);
   EXPECT_DOUBLE_EQ(g.comm, a100.scale_out.bandwidth * a100.scale_out.efficiency /
                                (h100.scale_out.bandwidth * h100.scale_out.efficiency));
   // Moving to the same profile changes nothing.
-  models::RetimeFactors same = models::retime_factors(h100, h100, 8);
+  measured::RetimeFactors same = measured::retime_factors(h100, h100, 8);
   EXPECT_EQ(same.gemm, 1.0);
   EXPECT_EQ(same.memory, 1.0);
 }
@@ -225,7 +225,7 @@ TEST(ReplayRetime, BlockingCopyFollowsTheGpu) {
   EXPECT_NEAR(sim::simulate(measured.graph, cluster, a100, opt).step_time_s, 2090e-6, 1e-9);
 
   ReplayGraph moved = build_replay(t, set, 0);
-  models::RetimeFactors f = models::retime(moved.graph, a100, h100, 1, kHostStream);
+  measured::RetimeFactors f = measured::retime(moved.graph, a100, h100, 1, kHostStream);
   EXPECT_EQ(f.gemm_nodes, 1U);
   EXPECT_EQ(f.memory_nodes, 1U);     // the elementwise kernel
   EXPECT_EQ(f.host_copy_nodes, 1U);  // the copy to the host: PCIe, kept as measured
@@ -237,4 +237,4 @@ TEST(ReplayRetime, BlockingCopyFollowsTheGpu) {
 }
 
 }  // namespace
-}  // namespace tessera::graph::kineto
+}  // namespace tessera::measured

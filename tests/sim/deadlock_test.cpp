@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/simulation.h"
 #include "tests/sim/sim_test_util.h"
 

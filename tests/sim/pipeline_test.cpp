@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/simulation.h"
 #include "synth/schedule/pipeline_schedule.h"
 #include "tests/sim/sim_test_util.h"

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "graph/exec_graph.h"
 #include "sim/simulation.h"
-#include "synth/graph/exec_graph.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace tessera::simtest {

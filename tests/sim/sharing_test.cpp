@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/simulation.h"
 #include "tests/sim/sharing_fixtures.h"
 #include "tests/sim/sim_test_util.h"

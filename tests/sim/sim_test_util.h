@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/units.h"
 #include "sim/simulation.h"
-#include "synth/graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::simtest {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace tessera::sim {

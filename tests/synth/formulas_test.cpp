@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "synth/synthesize.h"
+#include "synth/build/synthesize.h"
 #include "tests/synth/synth_fixtures.h"
 
 namespace tessera::synth {

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::synth::schedule {
 namespace {

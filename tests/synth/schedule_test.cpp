@@ -3,7 +3,7 @@
 // the virtual-stage maps of §4.1 (Placement).
 #include <gtest/gtest.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth::schedule {

@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth::schedule {

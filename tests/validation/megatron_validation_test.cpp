@@ -15,8 +15,8 @@
 
 #include "hwprofiles/hw_profile.h"
 #include "sim/simulation.h"
+#include "synth/build/synthesize.h"
 #include "synth/scenario/model_presets.h"
-#include "synth/synthesize.h"
 #include "topology/cluster.h"
 
 namespace tessera {

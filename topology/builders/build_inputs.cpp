@@ -4,7 +4,7 @@
 // 0 from the hardware profile.
 #include <fmt/format.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "topology/builders/builder.h"
 
 namespace tessera::topology {

@@ -2,7 +2,7 @@
 // The registry of topology builders and the one place that lists the built-in ones.
 #include <fmt/format.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "topology/builders/builder.h"
 
 namespace tessera::topology {

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "topology/builders/builder.h"
 
 namespace tessera::topology {

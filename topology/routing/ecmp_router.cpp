@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::topology {
 

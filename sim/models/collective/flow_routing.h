@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "sim/models/collective/ring_collective.h"
 #include "sim/models/network/path_table.h"
 #include "topology/cluster.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "synth/graph/exec_graph.h"
+#include "graph/exec_graph.h"
 #include "topology/cluster.h"
 
 namespace tessera::models {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "base/error.h"
 #include "hwprofiles/gemm_model.h"
-#include "sim/base/error.h"
 
 namespace tessera::models {
 

@@ -3,9 +3,9 @@
 // fraction of the dtype's peak) and its HBM traffic, plus a fixed kernel launch cost.
 #pragma once
 
+#include "base/units.h"
+#include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
-#include "sim/base/units.h"
-#include "synth/graph/exec_graph.h"
 
 namespace tessera::models {
 

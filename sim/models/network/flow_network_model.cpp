@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::models {
 

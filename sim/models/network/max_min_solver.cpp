@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::models {
 

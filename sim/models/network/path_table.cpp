@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::models {
 

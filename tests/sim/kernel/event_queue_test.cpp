@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/kernel/scheduler.h"
 
 namespace tessera::kernel {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace tessera::models {
 namespace {

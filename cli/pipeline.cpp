@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "sim/simulation.h"
+#include "synth/build/synthesize.h"
+#include "topology/cluster.h"
+
+namespace tessera::cli {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+sim::report::RunLabel make_label(const synth::Scenario& s, const hw::Profile& profile) {
+  sim::report::RunLabel l;
+  l.scenario = s.name;
+  l.model = s.model.preset.empty() ? fmt::format("{}-layer model", s.model.layers) : s.model.preset;
+  l.hardware = profile.name;
+  l.topology =
+      s.cluster.topology.source.empty() ? s.cluster.topology.kind : s.cluster.topology.source;
+  l.parallelism = parallelism_label(s);
+  l.schedule = synth::schedule_label(s.schedule);
+  l.devices = s.cluster.devices;
+  l.microbatches = s.microbatches();
+  return l;
+}
+
+}  // namespace
+
+std::string parallelism_label(const synth::Scenario& s) {
+  const auto& p = s.parallel;
+  return fmt::format("TP{} PP{} DP{}{}", p.tp, p.pp, p.dp, p.sp ? " SP" : "");
+}
+
+Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline) {
+  Outcome o;
+  auto t0 = std::chrono::steady_clock::now();
+  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+  o.load_s = seconds_since(t0);
+  auto t1 = std::chrono::steady_clock::now();
+  o.graph = synth::synthesize(s, {.share_rank_classes = share});
+  o.synth_s = seconds_since(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  sim::SimOptions opt;
+  opt.record_timeline = timeline;
+  opt.share_rank_classes = share;
+  opt.dtype = s.training.precision;
+  o.stats = sim::simulate(o.graph, cluster, profile, opt);
+  o.sim_s = seconds_since(t2);
+  o.label = make_label(s, profile);
+  o.metrics = sim::report::compute_metrics(o.graph, o.stats, s.cluster.devices);
+  return o;
+}
+
+void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix) {
+  std::filesystem::create_directories(dir);
+  std::ofstream js(dir + "/summary" + suffix + ".json");
+  if (!js) {
+    throw base::InputError(base::SourceLoc{dir, 0, 0}, "cannot write into this folder");
+  }
+  js << sim::report::summary_json(o.label, o.graph, o.stats, o.metrics).dump(2) << "\n";
+  sim::report::write_ranks_csv(dir + "/ranks" + suffix + ".csv", o.stats);
+  sim::report::write_timeline(dir + "/timeline" + suffix + ".json", o.graph, o.stats);
+}
+
+}  // namespace tessera::cli

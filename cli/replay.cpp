@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera replay --measured FILE`: rebuilds one measured iteration of a PyTorch profiler
+// (Kineto) trace as an execution graph, simulates it, and prints the replayed against the
+// measured iteration time.
+#include "cli/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iostream>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/pipeline.h"
+#include "hwprofiles/hw_profile.h"
+#include "measured/iterations.h"
+#include "measured/kineto_reader.h"
+#include "measured/replay_graph.h"
+#include "sim/simulation.h"
+#include "topology/cluster.h"
+
+namespace tessera::cli {
+
+namespace kineto = measured;
+
+std::string profile_of_device(std::string_view device_name) {
+  struct Match {
+    std::string_view needle, profile;
+  };
+  static constexpr std::array<Match, 5> kMatches = {{{"A100", "a100-sxm-80gb"},
+                                                     {"H100", "h100-sxm"},
+                                                     {"H800", "h100-sxm"},
+                                                     {"910C", "ascend-910c"},
+                                                     {"910B", "ascend-910b"}}};
+  for (const Match& m : kMatches) {
+    if (device_name.find(m.needle) != std::string_view::npos) {
+      return std::string(m.profile);
+    }
+  }
+  return "";
+}
+
+ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::IterationSet& set,
+                              std::size_t iteration, const std::string& hardware,
+                              const std::string& measured_on, const std::string& topology) {
+  kineto::ReplayGraph rg = kineto::build_replay(t, set, iteration);
+  ReplayResult r;
+  r.measured_on = measured_on.empty() ? profile_of_device(t.device_name) : measured_on;
+  const std::string target = hardware.empty() ? r.measured_on : hardware;
+  // Without retiming the profile only sizes the cluster: any shipped one will do.
+  hw::Profile profile = hw::load_profile(target.empty() ? "a100-sxm-80gb" : target);
+  if (!hardware.empty()) {
+    if (r.measured_on.empty()) {
+      throw base::InputError(
+          base::SourceLoc{t.path},
+          fmt::format("cannot tell which hardware profile the trace was measured on (device "
+                      "'{}'), so its durations cannot move to '{}'",
+                      t.device_name, hardware),
+          "pass --measured-on PROFILE");
+    }
+    hw::Profile source = hw::load_profile(r.measured_on);
+    if (source.name != profile.name) {
+      r.moved = measured::retime(rg.graph, source, profile, std::max(1, t.dist.world_size),
+                                 kineto::kHostStream);
+    }
+  }
+  topology::TopologySpec spec = topology::load_topology_preset(topology, {});
+  topology::Cluster cluster(spec, profile, rg.graph.num_ranks);
+  sim::SimOptions opt;
+  opt.share_rank_classes = false;
+  opt.record_timeline = true;  // the GPU's end comes from the spans
+  r.stats = rg.stats;
+  r.measured_s = static_cast<double>(rg.measured_ns) * 1e-9;
+  r.run = sim::simulate(rg.graph, cluster, profile, opt);
+  r.replayed_s = r.run.step_time_s;
+  const auto& it = set.iterations.at(iteration);
+  r.measured_gpu_end_s = static_cast<double>(it.gpu_end_ns - it.begin_ns) * 1e-9;
+  for (const sim::Span& sp : r.run.spans) {
+    if (sp.stream != kineto::kHostStream) {
+      r.replayed_gpu_end_s = std::max(r.replayed_gpu_end_s, base::to_seconds(sp.end));
+    }
+  }
+  r.graph = std::move(rg.graph);
+  r.hardware = profile.name;
+  return r;
+}
+
+namespace {
+
+void print_moved(const ReplayResult& r) {
+  const measured::RetimeFactors& f = *r.moved;
+  auto link = [](bool up) { return up ? "scale-up" : "scale-out"; };
+  fmt::print(
+      "    moved from {} to {}: {} GEMM kernels x{:.3f}, {} attention x{:.3f}, {} memory-bound "
+      "x{:.3f}, {} NCCL x{:.3f} ({} to {}); {} host-device copies and host time as "
+      "measured\n",
+      r.measured_on, r.hardware, f.gemm_nodes, f.gemm, f.attention_nodes, f.attention,
+      f.memory_nodes, f.memory, f.comm_nodes, f.comm, link(f.comm_scale_up_from),
+      link(f.comm_scale_up_to), f.host_copy_nodes);
+}
+
+}  // namespace
+
+int replay(const ReplayArgs& a) {
+  kineto::KinetoTrace t = kineto::read_kineto(a.measured);
+  kineto::IterationSet set = kineto::find_iterations(t);
+  std::vector<std::size_t> which;
+  if (a.all) {
+    for (std::size_t i = 0; i < set.iterations.size(); ++i) {
+      which.push_back(i);
+    }
+  } else if (a.iteration >= 0) {
+    which.push_back(static_cast<std::size_t>(a.iteration));
+  } else {
+    which.push_back(set.iterations.size() >= 2 ? 1 : 0);  // the first is often a warm-up
+  }
+  fmt::print("{}: {} GPU activities, {}; rank {} of {}{}\n", a.measured, t.gpu.size(), set.note,
+             t.dist.rank, t.dist.world_size,
+             t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
+  for (std::size_t i : which) {
+    ReplayResult r = replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
+    const auto& it = set.iterations.at(i);
+    if (r.moved) {
+      fmt::print(
+          "  iteration {} (ProfilerStep#{}): measured {} on {}, predicted {} on {} ({:.2f}x)\n", i,
+          it.step, base::format_seconds(r.measured_s), r.measured_on,
+          base::format_seconds(r.replayed_s), r.hardware, r.measured_s / r.replayed_s);
+      print_moved(r);
+    } else {
+      double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
+      double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
+      fmt::print(
+          "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
+          "at {} measured, {} replayed ({:+.2f} %)\n",
+          i, it.step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
+          base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
+          gpu_err);
+    }
+    const auto& s = r.stats;
+    fmt::print(
+        "    {} GPU nodes ({} NCCL collectives at measured durations) on {} CUDA streams; "
+        "{} host threads, {} launches, {} synchronize waits, {} inferred cross-stream waits, "
+        "{} streams busy from the previous iteration, {} activities without a launch record\n",
+        s.gpu_nodes, s.collectives, s.cuda_streams, s.host_threads, s.launches, s.sync_waits,
+        s.inferred_waits, s.carried_streams, s.unlaunched);
+    if (s.dropped_deps > 0) {
+      fmt::print(
+          "    {} timing-inferred dependencies dropped: the trace's timestamps contradict each "
+          "other (they formed a cycle)\n",
+          s.dropped_deps);
+    }
+    if (!a.out.empty()) {
+      Outcome o;
+      o.label.scenario = a.measured;
+      o.label.model = "Kineto trace replay";
+      o.label.hardware = r.hardware;
+      o.label.topology = a.topology;
+      o.label.parallelism = "1 rank (measured)";
+      o.label.schedule = "as recorded";
+      o.label.devices = 1;
+      o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
+      o.stats = std::move(r.run);
+      o.graph = std::move(r.graph);
+      write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
+    }
+  }
+  if (t.dist.world_size > 1) {
+    fmt::print(
+        "  the other {} ranks are not in the file: NCCL kernels keep their measured durations, "
+        "which include waiting for them\n",
+        t.dist.world_size - 1);
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

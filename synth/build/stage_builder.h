@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to synth/: the builder of one rank's execution graph (a pipeline stage of the LLM,
+// with the encoder inline, as stages, transposed, or an encoder device of its own) and the
+// step-wide context it reads. stage_builder.cpp holds the LLM's part, stage_builder_encoder.cpp
+// the encoder's; synthesize.cpp sets up the context and runs one builder per rank class.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/exec_graph.h"
+#include "synth/build/synthesize.h"
+#include "synth/parallel/block_program.h"
+#include "synth/parallel/encoder_programs.h"
+#include "synth/parallel/mesh.h"
+#include "synth/schedule/pipeline_schedule.h"
+#include "synth/schedule/transpose.h"
+
+namespace tessera::synth::detail {
+
+using graph::ExecGraph;
+using graph::Node;
+using graph::NodeId;
+using graph::RankGraph;
+using parallel::BlockProgram;
+
+constexpr NodeId kNone = UINT32_MAX;
+
+// One block of a stage: its program and the layer index used in node names.
+struct StageBlock {
+  const BlockProgram* prog;
+  std::int32_t layer;    // -1 for embedding, head, patch embedding and projector
+  std::size_t names;     // index into the name table
+  bool encoder = false;  // a block of the encoder region
+};
+
+struct Context {
+  const Scenario& s;
+  const StepPrograms& progs;
+  const parallel::Mesh& mesh;
+  std::int64_t ranks;  // the mesh's, plus the encoder's own devices (kSeparate)
+  std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
+  std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
+  std::vector<std::int32_t> embed_group_of;   // rank -> tied-embedding group (first+last stage)
+  std::vector<std::int32_t> mirror_group_of;  // DualPipe: rank -> {r, N-1-r}, the two copies
+  std::vector<std::uint32_t> p2p_names;       // send act, recv act, send grad, recv grad
+  std::uint32_t optimizer_name = 0;
+  // grad bucket, param gather, embedding grads, DualPipe mirror grads
+  std::vector<std::uint32_t> bucket_names;
+  // The encoder region (multimodal models).
+  const parallel::EncoderPrograms* enc = nullptr;         // as the LLM's ranks run it
+  const parallel::EncoderPrograms* enc_device = nullptr;  // on the encoder's own devices
+  std::size_t enc_names = 0;         // name tables: patch, projector, then one per encoder layer
+  std::size_t enc_device_names = 0;  // the same for the programs of the encoder's own devices
+  // merge, join, feature send/recv, input send/recv, grad send/recv, broadcast, all-reduce,
+  // feature grad, input release
+  std::vector<std::uint32_t> enc_misc_names;
+  std::vector<std::int32_t> enc_group_of;              // rank -> pipeline x data group
+  std::vector<std::vector<schedule::Step>> transpose;  // per pipeline rank, when transposed
+};
+
+// Where encoder messages are tagged: after every pipeline tag (those stay below 2^40).
+constexpr std::int64_t kEncoderTag = std::int64_t{1} << 40;
+
+// What an encoder message carries; its tag is odd (a backward stream) for gradients.
+enum class EncoderMessage : int { kFeatures = 0, kInputs = 1, kFeatureGrads = 2 };
+constexpr std::int64_t encoder_tag(std::int32_t mb, EncoderMessage what) {
+  const auto w = static_cast<std::int64_t>(what);
+  return kEncoderTag + (static_cast<std::int64_t>(mb) * 3 + w) * 2 +
+         (what == EncoderMessage::kFeatureGrads ? 1 : 0);
+}
+
+class StageBuilder {
+ public:
+  StageBuilder(const Context& c, std::int64_t rank)
+      : c_(c), rank_(rank), enc_(rank < c.mesh.size() ? c.enc : c.enc_device) {}
+  RankGraph build();
+
+ private:
+  void forward(std::int32_t mb, std::int32_t chunk);
+  void backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind);
+  void weight(std::int32_t mb, std::int32_t chunk);
+  void place_blocks();
+  [[nodiscard]] std::int64_t rank_of_stage(std::int32_t vstage) const;
+  [[nodiscard]] std::int64_t tag(std::int32_t mb, std::int32_t vstage, bool grad) const {
+    return (static_cast<std::int64_t>(mb) * vstages_ + vstage) * 2 + (grad ? 1 : 0);
+  }
+  [[nodiscard]] std::size_t slot(std::int32_t mb, std::int32_t chunk, std::size_t k) const {
+    return static_cast<std::size_t>(mb) * total_blocks_ + offset_[static_cast<std::size_t>(chunk)] +
+           k;
+  }
+  // Instantiates ops [begin, end) of block `b` for microbatch `mb`; returns the first id.
+  NodeId instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin, std::int32_t end,
+                     NodeId ext_fwd, NodeId ext_bwd, std::size_t slot, std::size_t wslot);
+  // The encoder (multimodal models): its forward over one microbatch's images, `saved` for a
+  // backward later, gated on `gate`; returns the node that delivers the features.
+  // Blocks [begin, end) of the chain (0: patch embedding, 1..L: layers, L+1: projector) run,
+  // from `input` (kNone: the data); returns the node that delivers their output.
+  // `slot`: the slot set the run uses (default: the microbatch's own).
+  NodeId encoder_forward(std::int32_t mb, bool saved, NodeId gate, std::size_t begin = 0,
+                         std::size_t end = SIZE_MAX, NodeId input = kNone, std::int32_t slot = -1);
+  // Their backward from `grad`; returns the node that delivers the gradient of their input.
+  NodeId encoder_backward(std::int32_t mb, NodeId grad, std::size_t begin = 0,
+                          std::size_t end = SIZE_MAX, std::int32_t slot = -1);
+  // The encoder's own devices (kSeparate): the replicas' microbatches assigned to this one.
+  RankGraph build_encoder_device();
+  [[nodiscard]] std::int64_t encoder_device_of(std::int64_t replica, std::int32_t mb) const;
+  void encoder_stage_forward(std::int32_t mb, std::int32_t vs);
+  void encoder_stage_backward(std::int32_t mb, std::int32_t vs);
+  [[nodiscard]] std::size_t enc_slot(std::int32_t mb, std::size_t group, std::size_t k) const {
+    return enc_slot_base_ + enc_offset_[static_cast<std::size_t>(mb)] +
+           group * (static_cast<std::size_t>(enc_->layers()) + 2) + k;
+  }
+  [[nodiscard]] StageBlock enc_block(const parallel::EncoderProgram& p, std::size_t k) const;
+  NodeId marker(std::uint32_t name, std::int32_t mb, const std::vector<NodeId>& deps,
+                std::int64_t alloc, std::int64_t free);
+  NodeId encoder_p2p(graph::NodeKind kind, std::int64_t peer_stage, std::int32_t mb,
+                     EncoderMessage what, std::int64_t bytes, NodeId dep, std::uint32_t name);
+  // A collective on the data-parallel stream (a zero-time step for a group of one).
+  NodeId dp_collective(graph::CollType type, std::int32_t group, double bytes, base::DType dtype,
+                       const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase phase);
+  void run_transposed();
+  void run_body_task(const schedule::Task& t);
+  [[nodiscard]] bool holds_encoder_grads() const;
+  [[nodiscard]] bool holds_encoder() const;
+  NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
+             NodeId dep, std::uint32_t name, std::int32_t mb);
+  void gradient_reduction(double params);
+  void embedding_reduction(std::vector<NodeId>& before_optimizer);
+
+  const Context& c_;
+  std::int64_t rank_;
+  const parallel::EncoderPrograms* enc_;  // the encoder programs this rank runs
+  RankGraph g_;
+  std::vector<std::vector<StageBlock>> chunks_;  // per model chunk: its blocks
+  std::vector<StageBlock> blocks_;               // all chunks' blocks, chunk by chunk
+  std::vector<std::size_t> offset_;              // per chunk: index of its first block
+  std::size_t total_blocks_ = 0;
+  std::vector<NodeId> fwd_base_;    // per (mb, chunk, block)
+  std::vector<NodeId> fwd_input_;   // per (mb, chunk, block): producer of the block input
+  std::vector<NodeId> fwd_out_;     // per (mb, chunk): producer of the chunk's output
+  std::vector<NodeId> bwd_out_;     // per (mb, chunk): producer of the chunk's input grad
+  std::vector<NodeId> bwd_base_;    // per (mb, chunk, block): its B (or whole) backward
+  std::vector<NodeId> grad_input_;  // per (mb, chunk, block): producer of the incoming grad
+  std::vector<std::vector<NodeId>> last_bwd_node_;  // per block: backward op -> latest node
+  std::int32_t stage_ = 0;                          // pipeline rank
+  std::int32_t stages_ = 1;                         // pipeline ranks, p
+  std::int32_t vstages_ = 1;                        // virtual stages
+  std::optional<schedule::Placement> place_;        // stage <-> (rank, chunk)
+  // Encoder state: slots after the LLM's, features and their gradients per microbatch.
+  std::size_t enc_slot_base_ = 0;
+  std::vector<std::size_t> enc_offset_;  // per microbatch: its first encoder slot
+  std::vector<NodeId> features_;         // per microbatch: the node delivering its features
+  std::vector<NodeId> feature_grad_;     // per microbatch: dL/dfeatures on this rank
+  std::vector<NodeId> enc_input_;        // per microbatch: shipped input (recompute)
+  std::vector<char> enc_saved_;          // per microbatch: forward kept for a backward here
+  NodeId enc_gate_ = kNone;              // the parameter broadcast encoder forwards wait for
+  NodeId enc_allreduce_ = kNone;         // owner-backward: the gradient all-reduce
+  bool inline_encoder_ = false;          // inline: the encoder runs inside stage 0's tasks
+  std::int32_t enc_stages_ = 0;          // encoder as pipeline stages: how many
+  std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
+  std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
+  std::size_t enc_end_ = 0;
+  double enc_params_ = 0.0;           // this rank's encoder parameters
+  std::vector<NodeId> enc_bwd_ends_;  // the last backward op of each image group
+};
+
+}  // namespace tessera::synth::detail

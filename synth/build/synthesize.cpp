@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/build/synthesize.h"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "base/error.h"
+#include "synth/build/stage_builder.h"
+#include "synth/parallel/encoder_programs.h"
+#include "synth/parallel/mesh.h"
+#include "synth/schedule/pipeline_schedule.h"
+#include "synth/schedule/transpose.h"
+
+namespace tessera::synth {
+
+using graph::ExecGraph;
+using graph::Node;
+using graph::NodeId;
+using graph::RankGraph;
+using parallel::BlockProgram;
+
+StepPrograms build_programs(const Scenario& s) {
+  models::Blocks b = models::build_blocks(s);
+  // Megatron recomputes transformer layers only; embedding and head keep their activations.
+  bool split = schedule::splits_backward(s.schedule.kind);
+  return {parallel::lower(b.embed, Recompute::kNone, split),
+          parallel::lower(b.layer, s.training.recompute, split),
+          parallel::lower(b.head, Recompute::kNone, split)};
+}
+
+double grad_bucket_params(const Scenario& s) {
+  if (s.training.grad_bucket_bytes > 0.0) {
+    return s.training.grad_bucket_bytes / 4.0;
+  }
+  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
+}
+
+namespace {
+
+using detail::Context;
+using detail::StageBuilder;
+
+std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
+                                        const std::string& prefix) {
+  std::vector<std::uint32_t> ids;
+  for (const auto& op : p.ops) {
+    ids.push_back(g.intern(prefix + op.name));
+  }
+  return ids;
+}
+
+void make_groups(ExecGraph& g, Context& c) {
+  const auto& mesh = c.mesh;
+  c.group_of.assign(static_cast<std::size_t>(c.ranks), {-1, -1, -1});
+  // Pipeline groups carry no collective but name each rank's send/recv peers.
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 3> kAxes = {
+      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
+      std::pair{Axis::kPP, graph::GroupKind::kPP}};
+  for (auto [axis, kind] : kAxes) {
+    if (mesh.axis_size(axis) == 1) {
+      continue;
+    }
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      auto& slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(axis)];
+      if (slot >= 0) {
+        continue;
+      }
+      graph::Group grp{kind, mesh.group(r, axis)};
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      for (std::int32_t member : grp.ranks) {
+        c.group_of[static_cast<std::size_t>(member)][static_cast<std::size_t>(axis)] = id;
+      }
+      g.groups.push_back(std::move(grp));
+    }
+  }
+  c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  const std::int64_t pp = mesh.axis_size(Axis::kPP);
+  if (c.s.schedule.kind == ScheduleKind::kDualPipe && pp > 1) {
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      std::int64_t st = mesh.coord(r)[Axis::kPP];
+      if (st >= pp / 2) {
+        continue;
+      }
+      auto mirror = mesh.neighbour(r, Axis::kPP, pp - 1 - 2 * st);
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      g.groups.push_back({graph::GroupKind::kPP,
+                          {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
+      c.mirror_group_of[static_cast<std::size_t>(r)] = id;
+      c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
+    }
+  }
+  c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
+    return;
+  }
+  const std::int64_t first = models::first_llm_stage(c.s);
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    if (mesh.coord(r)[Axis::kPP] != first) {
+      continue;
+    }
+    auto last = mesh.neighbour(r, Axis::kPP, mesh.axis_size(Axis::kPP) - 1 - first);
+    auto id = static_cast<std::int32_t>(g.groups.size());
+    g.groups.push_back(
+        {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(last)}});
+    c.embed_group_of[static_cast<std::size_t>(r)] = id;
+    c.embed_group_of[static_cast<std::size_t>(last)] = id;
+  }
+}
+
+// The transposed plan of every pipeline rank. The greedy owner map's costs are FLOPs
+// (hardware-independent): the encoder forward per microbatch, one LLM stage's forward and
+// backward.
+std::vector<std::vector<schedule::Step>> plan_transpose(const Scenario& s,
+                                                        const StepPrograms& progs,
+                                                        const parallel::EncoderPrograms& enc) {
+  auto p = static_cast<int>(s.parallel.pp);
+  auto m = static_cast<int>(s.microbatches());
+  schedule::TransposeCosts costs;
+  for (int j = 0; j < m; ++j) {
+    costs.encoder_forward.push_back(enc.forward_flops(j));
+  }
+  double fwd = 0.0;
+  for (std::int32_t i = 0; i < progs.layer.n_fwd; ++i) {
+    fwd += progs.layer.ops[static_cast<std::size_t>(i)].model_flops;
+  }
+  costs.stage_forward = fwd * static_cast<double>(s.model.layers) / p;
+  costs.stage_backward = 2.0 * costs.stage_forward;
+  auto mode = s.schedule.owners == OwnerMode::kMin      ? schedule::OwnerMap::kMin
+              : s.schedule.owners == OwnerMode::kGreedy ? schedule::OwnerMap::kGreedy
+                                                        : schedule::OwnerMap::kRoundRobin;
+  auto training = !s.encoder.trainable ? schedule::EncoderTraining::kFrozen
+                  : s.schedule.encoder_backward == EncoderBackward::kOwner
+                      ? schedule::EncoderTraining::kOwnerBackward
+                      : schedule::EncoderTraining::kCentralRecompute;
+  std::vector<std::vector<schedule::Task>> body;
+  for (int r = 0; r < p; ++r) {
+    body.push_back(schedule::stage_order(s.schedule, p, r, m));
+  }
+  return schedule::transpose(body, schedule::owner_map(mode, p, m, costs), training,
+                             mode == schedule::OwnerMap::kMin);
+}
+
+// Names, groups and (for transpose) the per-rank plans of the encoder region.
+void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& enc) {
+  const Scenario& s = c.s;
+  c.enc = &enc;
+  const parallel::EncoderProgram& rep = enc.representative();
+  c.enc_names = c.names.size();
+  c.names.push_back(intern_block(g, rep.patch, "encoder."));
+  c.names.push_back(intern_block(g, rep.projector, "encoder."));
+  for (std::int64_t l = 0; l < enc.layers(); ++l) {
+    c.names.push_back(intern_block(g, rep.layer, fmt::format("encoder.L{}.", l)));
+  }
+  if (c.enc_device != nullptr) {
+    const parallel::EncoderProgram& dev = c.enc_device->representative();
+    c.enc_device_names = c.names.size();
+    c.names.push_back(intern_block(g, dev.patch, "encoder."));
+    c.names.push_back(intern_block(g, dev.projector, "encoder."));
+    for (std::int64_t l = 0; l < enc.layers(); ++l) {
+      c.names.push_back(intern_block(g, dev.layer, fmt::format("encoder.L{}.", l)));
+    }
+  }
+  for (const char* n :
+       {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
+        "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
+        "encoder.feature_grad_p2p", "encoder.param_broadcast", "encoder.grad_allreduce",
+        "encoder.feature_grad", "encoder.release_input", "encoder.release_features"}) {
+    c.enc_misc_names.push_back(g.intern(n));
+  }
+  const auto& mesh = c.mesh;
+  c.enc_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  bool owner = s.encoder.trainable && s.schedule.encoder == EncoderPlacement::kTranspose &&
+               s.schedule.encoder_backward == EncoderBackward::kOwner;
+  if (owner && s.parallel.pp * s.parallel.dp > 1) {  // ranks that share a tensor-parallel rank
+    for (std::int64_t t = 0; t < s.parallel.tp; ++t) {
+      graph::Group grp{graph::GroupKind::kPP, {}};
+      for (std::int64_t r = 0; r < mesh.size(); ++r) {
+        if (mesh.coord(r)[Axis::kTP] == t) {
+          grp.ranks.push_back(static_cast<std::int32_t>(r));
+        }
+      }
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      for (std::int32_t r : grp.ranks) {
+        c.enc_group_of[static_cast<std::size_t>(r)] = id;
+      }
+      g.groups.push_back(std::move(grp));
+    }
+  }
+  const std::int64_t devices = s.encoder_devices();
+  if (s.encoder.trainable && devices > 1) {  // the encoder's own devices sum their gradients
+    graph::Group grp{graph::GroupKind::kDP, {}};
+    for (std::int64_t e = 0; e < devices; ++e) {
+      grp.ranks.push_back(static_cast<std::int32_t>(mesh.size() + e));
+      c.enc_group_of[static_cast<std::size_t>(mesh.size() + e)] =
+          static_cast<std::int32_t>(g.groups.size());
+    }
+    g.groups.push_back(std::move(grp));
+  }
+  if (s.schedule.encoder == EncoderPlacement::kTranspose) {
+    c.transpose = plan_transpose(s, c.progs, enc);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Refuses a step whose graphs would not fit in memory, before building them.
+void check_size(const Scenario& s, const StepPrograms& progs, bool share) {
+  constexpr double kMaxNodes = 1.2e8;  // ~15 GB of nodes and dependencies
+  double per_rank = static_cast<double>(s.microbatches()) *
+                    (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) *
+                         static_cast<double>(progs.layer.ops.size()) +
+                     static_cast<double>(progs.embed.ops.size() + progs.head.ops.size()));
+  double graphs = share ? static_cast<double>(s.parallel.pp)
+                        : static_cast<double>(s.parallel.tp * s.parallel.pp * s.parallel.dp);
+  if (per_rank * graphs > kMaxNodes) {
+    throw base::InputError(fmt::format(
+        "{}: this step needs about {:.3g} execution-graph nodes ({:.3g} per rank graph, {} "
+        "graphs), more than the {:.3g} Tessera holds in memory; use fewer microbatches "
+        "(global_batch / (dp x micro_batch)) or layers{}",
+        s.file.empty() ? s.name : s.file, per_rank * graphs, per_rank, graphs, kMaxNodes,
+        share ? "" : ", or share rank classes (drop --no-share)"));
+  }
+}
+
+}  // namespace
+
+ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
+  StepPrograms progs = build_programs(s);
+  check_size(s, progs, options.share_rank_classes);
+  parallel::Mesh mesh(s.parallel);
+  ExecGraph g;
+  const std::int64_t enc_devices = s.encoder_devices();
+  g.num_ranks = static_cast<std::int32_t>(mesh.size() + enc_devices);
+  Context c{
+      s,  progs, mesh, mesh.size() + enc_devices, {}, {}, {}, {}, {}, 0, {}, nullptr, nullptr, 0, 0,
+      {}, {},    {}};
+  c.names.push_back(intern_block(g, progs.embed, ""));
+  c.names.push_back(intern_block(g, progs.head, ""));
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    c.names.push_back(intern_block(g, progs.layer, fmt::format("L{}.", l)));
+  }
+  c.p2p_names = {g.intern("pp.send_activation"), g.intern("pp.recv_activation"),
+                 g.intern("pp.send_grad"), g.intern("pp.recv_grad")};
+  c.optimizer_name = g.intern("optimizer.adam");
+  c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather"),
+                    g.intern("pp.embedding_grad_allreduce"), g.intern("pp.mirror_grad_allreduce")};
+  make_groups(g, c);
+  std::optional<parallel::EncoderPrograms> enc;
+  std::optional<parallel::EncoderPrograms> enc_whole;  // without tensor or data parallelism
+  if (s.encoder.present) {
+    enc.emplace(s);
+    Scenario whole = s;
+    whole.parallel = ParallelConfig{};
+    enc_whole.emplace(s, &whole);
+    c.enc_device = &*enc_whole;
+    prepare_encoder(g, c, *enc);
+  }
+
+  // Classes: one per pipeline stage. With the encoder on devices of its own, first-stage
+  // ranks talk to different encoder devices that no group links, so every rank is a class.
+  const bool share = options.share_rank_classes && enc_devices == 0;
+  std::vector<std::int64_t> reps;
+  if (share) {
+    for (std::int64_t st = 0; st < s.parallel.pp; ++st) {
+      parallel::Coord co;
+      co.at[static_cast<std::size_t>(Axis::kPP)] = st;
+      reps.push_back(mesh.rank(co));
+    }
+  } else {
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      reps.push_back(r);
+    }
+  }
+  const auto llm_classes = static_cast<std::int32_t>(reps.size());
+  for (std::int64_t e = 0; e < enc_devices; ++e) {  // each encoder device is a class of its own
+    reps.push_back(mesh.size() + e);
+  }
+  g.classes.resize(reps.size());
+  tbb::parallel_for(std::size_t{0}, reps.size(),
+                    [&](std::size_t i) { g.classes[i] = StageBuilder(c, reps[i]).build(); });
+  g.class_rep.assign(reps.begin(), reps.end());
+  g.class_of_rank.resize(static_cast<std::size_t>(c.ranks));
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    g.class_of_rank[static_cast<std::size_t>(r)] =
+        share ? static_cast<std::int32_t>(mesh.coord(r)[Axis::kPP]) : static_cast<std::int32_t>(r);
+  }
+  for (std::int64_t e = 0; e < enc_devices; ++e) {
+    g.class_of_rank[static_cast<std::size_t>(mesh.size() + e)] =
+        llm_classes + static_cast<std::int32_t>(e);
+  }
+  double m = static_cast<double>(s.microbatches());
+  double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
+  double layers = static_cast<double>(s.model.layers);
+  auto total = [&](double BlockProgram::*field) {
+    return m * ranks_per_stage *
+           (progs.embed.*field + progs.head.*field + layers * progs.layer.*field);
+  };
+  g.info.model_flops = total(&BlockProgram::model_flops);
+  g.info.hardware_flops = total(&BlockProgram::hardware_flops);
+  if (enc) {
+    // Model FLOPs: each replica's microbatch runs its encoder once (counted without tensor
+    // parallelism, so ops a TP group repeats count once). Hardware FLOPs: what the ranks
+    // execute, repeats included; centralized recompute runs transposed forwards twice.
+    double dp = static_cast<double>(s.parallel.dp);
+    double tp_dp = static_cast<double>(s.parallel.tp * s.parallel.dp);
+    bool separate = enc_devices > 0;
+    for (std::int32_t j = 0; j < static_cast<std::int32_t>(s.microbatches()); ++j) {
+      g.info.model_flops += dp * enc_whole->model_flops(j);
+      g.info.hardware_flops +=
+          separate ? dp * enc_whole->model_flops(j) : tp_dp * enc->model_flops(j);
+    }
+    for (const auto& order : c.transpose) {
+      for (const auto& st : order) {
+        if (st.kind == schedule::Step::kEncoderRecompute) {
+          g.info.hardware_flops += tp_dp * enc->forward_flops(st.microbatch);
+        }
+      }
+    }
+  }
+  g.info.tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
+  g.info.flops_convention =
+      "matrix FLOPs (2 per multiply-add), attention scores and context without causal halving, "
+      "backward = 2x forward (Narayanan/Korthikanti); hardware FLOPs add recomputation";
+  return g;
+}
+
+std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s) {
+  if (!s.encoder.present || s.schedule.encoder != EncoderPlacement::kTranspose) {
+    return {};
+  }
+  parallel::EncoderPrograms enc(s);
+  return plan_transpose(s, build_programs(s), enc);
+}
+
+}  // namespace tessera::synth

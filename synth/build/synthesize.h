@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario -> the per-rank execution graphs of one training step. Hardware-independent.
+#pragma once
+
+#include "graph/exec_graph.h"
+#include "synth/models/transformer.h"
+#include "synth/parallel/block_program.h"
+#include "synth/scenario/scenario.h"
+#include "synth/schedule/transpose.h"
+
+namespace tessera::synth {
+
+struct SynthOptions {
+  // One graph per pipeline stage, shared by the stage's ranks (they differ only in which
+  // groups and peers they talk to). Off: one graph per rank, for checking the sharing.
+  bool share_rank_classes = true;
+};
+
+// The lowered blocks a step is made of (exposed for tests and reports).
+struct StepPrograms {
+  parallel::BlockProgram embed;
+  parallel::BlockProgram layer;
+  parallel::BlockProgram head;
+};
+StepPrograms build_programs(const Scenario& s);
+
+graph::ExecGraph synthesize(const Scenario& s, const SynthOptions& options = {});
+
+// The per-pipeline-rank plans of a transposed encoder (empty for other placements).
+std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s);
+
+// Megatron's default data-parallel gradient bucket: max(40M, 1M x dp) parameters.
+double grad_bucket_params(const Scenario& s);
+
+}  // namespace tessera::synth
