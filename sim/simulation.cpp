@@ -14,7 +14,7 @@
 #include "sim/exec/executor.h"
 #include "sim/exec/graph_check.h"
 #include "sim/exec/graph_index.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 #include "sim/kernel/scheduler.h"
 #include "sim/models/collective/flow_routing.h"
 #include "sim/models/compute/roofline_compute_model.h"

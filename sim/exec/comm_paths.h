@@ -10,7 +10,7 @@
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 #include "sim/models/collective/ring_collective.h"
 #include "sim/models/network/path_table.h"
 #include "topology/cluster.h"

@@ -12,7 +12,7 @@
 #include "sim/exec/comm_paths.h"
 #include "sim/exec/instance_state.h"
 #include "sim/exec/rendezvous.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 
 namespace tessera::exec {
 

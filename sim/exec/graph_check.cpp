@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "sim/exec/group_classes.h"
+#include "sim/exec/sharing/group_classes.h"
 
 namespace tessera::exec {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 
 namespace tessera::exec {
 

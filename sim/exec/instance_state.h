@@ -12,7 +12,7 @@
 #include "graph/exec_graph.h"
 #include "sim/exec/busy_tracker.h"
 #include "sim/exec/graph_index.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 
 namespace tessera::exec {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/exec/group_classes.h"
-#include "sim/exec/route_symmetry.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/group_classes.h"
+#include "sim/exec/sharing/route_symmetry.h"
+#include "sim/exec/sharing/sharing_plan.h"
 #include "sim/simulation.h"
 #include "tests/integration/integration_fixtures.h"
 #include "tests/sim/sharing_fixtures.h"

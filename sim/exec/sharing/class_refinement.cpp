@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/class_refinement.h"
+#include "sim/exec/sharing/class_refinement.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
-#include "sim/exec/group_classes.h"
-#include "sim/exec/relabel.h"
-#include "sim/exec/route_signature.h"
-#include "sim/exec/route_symmetry.h"
+#include "sim/exec/sharing/group_classes.h"
+#include "sim/exec/sharing/relabel.h"
+#include "sim/exec/sharing/route_signature.h"
+#include "sim/exec/sharing/route_symmetry.h"
 
 namespace tessera::exec {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/route_signature.h"
+#include "sim/exec/sharing/route_signature.h"
 
 #include <algorithm>
 #include <cstddef>

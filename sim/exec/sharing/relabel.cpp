@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/relabel.h"
+#include "sim/exec/sharing/relabel.h"
 
 #include <fmt/format.h>
 

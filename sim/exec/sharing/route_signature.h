@@ -18,7 +18,7 @@
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
-#include "sim/exec/group_classes.h"
+#include "sim/exec/sharing/group_classes.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
-#include "sim/exec/group_classes.h"
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/group_classes.h"
+#include "sim/exec/sharing/sharing_plan.h"
 
 namespace tessera::exec {
 

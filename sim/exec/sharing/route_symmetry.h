@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
-#include "sim/exec/group_classes.h"
-#include "sim/exec/route_signature.h"
+#include "sim/exec/sharing/group_classes.h"
+#include "sim/exec/sharing/route_signature.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
-#include "sim/exec/group_classes.h"
+#include "sim/exec/sharing/group_classes.h"
 #include "topology/cluster.h"
 
 namespace tessera::exec {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/route_symmetry.h"
+#include "sim/exec/sharing/route_symmetry.h"
 
 #include <fmt/format.h>
 

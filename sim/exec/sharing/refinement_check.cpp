@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "sim/exec/class_refinement.h"
+#include "sim/exec/sharing/class_refinement.h"
 
 namespace tessera::exec {
 

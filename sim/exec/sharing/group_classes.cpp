@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/group_classes.h"
+#include "sim/exec/sharing/group_classes.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/exec/sharing_plan.h"
+#include "sim/exec/sharing/sharing_plan.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "base/error.h"
-#include "sim/exec/class_refinement.h"
-#include "sim/exec/relabel.h"
-#include "sim/exec/route_signature.h"
-#include "sim/exec/route_symmetry.h"
+#include "sim/exec/sharing/class_refinement.h"
+#include "sim/exec/sharing/relabel.h"
+#include "sim/exec/sharing/route_signature.h"
+#include "sim/exec/sharing/route_symmetry.h"
 
 namespace tessera::exec {
 
