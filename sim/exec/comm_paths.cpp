@@ -13,7 +13,9 @@ namespace tessera::exec {
 
 namespace {
 
-constexpr std::size_t kShapes = models::kNumFlowShapes;
+std::size_t num_algorithms() {
+  return models::builtin_collectives().size();
+}
 
 // Marks the collective slots and device pairs the instances' nodes use.
 void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan, std::vector<char>& coll,
@@ -24,7 +26,7 @@ void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan, std::
       if (n.kind == graph::NodeKind::kCollective) {
         auto match = static_cast<std::size_t>(
             plan.match_of_group[static_cast<std::size_t>(spec.group(n.group))]);
-        coll[match * kShapes + static_cast<std::size_t>(models::flow_shape(n.coll))] = 1;
+        coll[match * num_algorithms() + models::builtin_collectives().select(n.coll)] = 1;
       } else if (n.kind == graph::NodeKind::kSend) {
         p2p.emplace(spec.rank, spec.peer(n.peer));
       }
@@ -61,7 +63,7 @@ models::RoutedLoad send_load(const SharingPlan& plan, std::int32_t src, std::int
 
 CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
                      const topology::Cluster& cluster, models::PathTable& table) {
-  const std::size_t slots = plan.match_groups.size() * kShapes;
+  const std::size_t slots = plan.match_groups.size() * num_algorithms();
   coll_.resize(slots);
   coll_built_.assign(slots, 0);
   std::vector<char> needed(slots, 0);
@@ -85,8 +87,9 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
 void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph,
                                  const SharingPlan& plan, const topology::Cluster& cluster,
                                  models::PathTable& table) {
-  const auto shape = static_cast<models::FlowShape>(slot % kShapes);
-  const auto& groups = plan.match_groups[slot / kShapes];
+  const models::CollectiveAlgorithm& algorithm =
+      models::builtin_collectives().at(slot % num_algorithms());
+  const auto& groups = plan.match_groups[slot / num_algorithms()];
   models::FlowRouter router(cluster);
   std::vector<models::Flow> flows;
   std::set<std::vector<std::int32_t>> routed;  // groups listed twice are one set of devices
@@ -98,22 +101,20 @@ void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph
       continue;
     }
     flows.clear();
-    models::append_flows(shape, ranks, cluster, flows);
+    algorithm.append_flows(ranks, cluster, flows);
     router.add(flows);
   }
   CollectivePath& c = coll_[slot];
-  if (shape == models::FlowShape::kRing) {
-    c.channels = models::ring_channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks,
-                                       cluster);
-  }
+  c.channels =
+      algorithm.channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks, cluster);
   models::RoutedLoad load = router.take();
   c.hop_latency = load.max_latency;
   c.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
   coll_built_[slot] = 1;
 }
 
-const CollectivePath& CommPaths::collective(std::int32_t match, models::FlowShape s) const {
-  std::size_t slot = static_cast<std::size_t>(match) * kShapes + static_cast<std::size_t>(s);
+const CollectivePath& CommPaths::collective(std::int32_t match, std::size_t algorithm) const {
+  std::size_t slot = static_cast<std::size_t>(match) * num_algorithms() + algorithm;
   if (slot >= coll_.size() || coll_built_[slot] == 0) {
     throw base::InternalError("CommPaths: collective path was not registered");
   }

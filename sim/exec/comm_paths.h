@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network paths of a run's communication, registered before time starts: one per
-// (match key, flow shape) for collectives, covering every group copy the key stands for,
+// (match key, collective algorithm) for collectives, covering every group copy the key stands for,
 // and one per (source, destination) device pair for sends, loaded by the sends it stands for.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include "base/units.h"
 #include "graph/exec_graph.h"
 #include "sim/exec/sharing/sharing_plan.h"
-#include "sim/models/collective/ring_collective.h"
+#include "sim/models/collective/algorithm.h"
 #include "sim/models/network/path_table.h"
 #include "topology/cluster.h"
 
@@ -38,7 +38,8 @@ class CommPaths {
  public:
   CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
             const topology::Cluster& cluster, models::PathTable& table);
-  [[nodiscard]] const CollectivePath& collective(std::int32_t match, models::FlowShape s) const;
+  // `algorithm` indexes models::builtin_collectives().
+  [[nodiscard]] const CollectivePath& collective(std::int32_t match, std::size_t algorithm) const;
   [[nodiscard]] const P2PPath& p2p(std::int32_t src, std::int32_t dst) const;
 
  private:
@@ -49,7 +50,7 @@ class CommPaths {
   void build_collective(std::size_t slot, const graph::ExecGraph& graph, const SharingPlan& plan,
                         const topology::Cluster& cluster, models::PathTable& table);
 
-  std::vector<CollectivePath> coll_;  // match * kNumFlowShapes + shape
+  std::vector<CollectivePath> coll_;  // match * number of algorithms + algorithm
   std::vector<char> coll_built_;
   std::unordered_map<std::uint64_t, P2PPath> p2p_;
 };

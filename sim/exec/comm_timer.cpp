@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "sim/models/collective/ring_collective.h"
+#include "sim/models/collective/algorithm.h"
+#include "sim/models/collective/latency.h"
 
 namespace tessera::exec {
 
@@ -50,13 +51,13 @@ CommTiming CommTimer::collective(const CommOp& op,
     return t;
   }
   const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
-  const CollectivePath& path = paths_.collective(match, models::flow_shape(node.coll));
-  models::CollectiveCost cost =
-      models::collective_cost(node.coll, n, path.channels, max_bytes(op, instances));
+  const std::size_t algorithm = models::builtin_collectives().select(node.coll);
+  const CollectivePath& path = paths_.collective(match, algorithm);
+  models::CollectiveCost cost = models::builtin_collectives().at(algorithm).cost(
+      node.coll, n, path.channels, max_bytes(op, instances));
   t.path = path.path;
   t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : cost.bytes_per_flow;
-  t.latency =
-      profile_.collective_launch + cost.steps * (profile_.collective_step + path.hop_latency);
+  t.latency = models::collective_latency(profile_, cost.steps, path.hop_latency);
   return t;
 }
 
@@ -68,7 +69,7 @@ CommTiming CommTimer::p2p(const CommOp& op, const std::vector<InstanceState>& in
   CommTiming t;
   t.path = path.path;
   t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : max_bytes(op, instances);
-  t.latency = profile_.collective_step + path.latency;
+  t.latency = models::p2p_latency(profile_, path.latency);
   return t;
 }
 

@@ -23,9 +23,10 @@ struct CommTiming {
   base::SimTime latency = 0;    // added after the network part
 };
 
-// Contract: a collective of n members costs collective_launch + steps * (collective_step +
-// slowest hop latency) plus its bytes over the network (models::collective_cost); a group of
-// one member costs nothing. A send/recv costs collective_step + path latency plus its bytes.
+// Contract: a collective of n members costs its algorithm's latency (models/collective/
+// latency.h) plus its bytes over the network (the algorithm the registry selects for its
+// type: models/collective/algorithm.h); a group of one member costs nothing. A send/recv
+// costs models::p2p_latency plus its bytes.
 // When any member node has fixed_duration >= 0 the op takes the largest of those instead.
 class CommTimer {
  public:

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "sim/models/collective/ring_collective.h"
+#include "sim/models/collective/algorithm.h"
 
 namespace tessera::exec {
 
@@ -46,9 +46,11 @@ std::int32_t RouteSignatures::route(std::int32_t src, std::int32_t dst) {
 }
 
 // A collective moves its whole ring together, so only the ring's multiset of hops matters.
+// (The ring's hops stand for every algorithm's: each connects the same members.)
 std::int32_t RouteSignatures::ring_of(const graph::Group& group) {
+  static const models::CollectiveAlgorithm& ring = *models::builtin_collectives().find("ring");
   std::vector<models::Flow> flows;
-  models::append_flows(models::FlowShape::kRing, group.ranks, cluster_, flows);
+  ring.append_flows(group.ranks, cluster_, flows);
   std::vector<std::int32_t> hops;
   hops.reserve(flows.size());
   for (const models::Flow& f : flows) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/units.h"
-#include "sim/models/collective/ring_collective.h"
+#include "sim/models/collective/algorithm.h"
 #include "sim/models/network/path_table.h"
 #include "topology/cluster.h"
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/models/collective/ring_collective.h"
-
 #include <gtest/gtest.h>
 
+#include <string_view>
 #include <vector>
 
+#include "sim/models/collective/algorithm.h"
 #include "sim/models/collective/flow_routing.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -12,6 +12,31 @@ namespace tessera::models {
 namespace {
 
 using graph::CollType;
+
+const CollectiveAlgorithm& algorithm(std::string_view name) {
+  const CollectiveAlgorithm* a = builtin_collectives().find(name);
+  EXPECT_NE(a, nullptr) << name;
+  return *a;
+}
+
+CollectiveCost collective_cost(CollType c, int n, int channels, double bytes) {
+  return builtin_collectives().at(builtin_collectives().select(c)).cost(c, n, channels, bytes);
+}
+
+int ring_channels(const std::vector<std::int32_t>& ranks, const topology::Cluster& c) {
+  return algorithm("ring").channels(ranks, c);
+}
+
+TEST(CollectiveRegistry, SelectsOneAlgorithmPerType) {
+  const CollectiveRegistry& r = builtin_collectives();
+  EXPECT_EQ(r.names(), (std::vector<std::string_view>{"ring", "chain", "pairwise"}));
+  EXPECT_EQ(r.at(r.select(CollType::kAllReduce)).name(), "ring");
+  EXPECT_EQ(r.at(r.select(CollType::kAllGather)).name(), "ring");
+  EXPECT_EQ(r.at(r.select(CollType::kReduceScatter)).name(), "ring");
+  EXPECT_EQ(r.at(r.select(CollType::kBroadcast)).name(), "chain");
+  EXPECT_EQ(r.at(r.select(CollType::kAllToAll)).name(), "pairwise");
+  EXPECT_EQ(r.find("tree"), nullptr);
+}
 
 TEST(CollectiveCost, RingFamilyVolumesAndSteps) {
   CollectiveCost ar = collective_cost(CollType::kAllReduce, 4, 1, 8e6);
@@ -37,17 +62,17 @@ TEST(RingCollective, SingleNodeGroupIsOneRingInGroupOrder) {
   std::vector<std::int32_t> ranks{0, 3, 5};
   EXPECT_EQ(ring_channels(ranks, c), 1);
   std::vector<Flow> flows;
-  append_flows(FlowShape::kRing, ranks, c, flows);
+  algorithm("ring").append_flows(ranks, c, flows);
   ASSERT_EQ(flows.size(), 3U);
   EXPECT_EQ(flows[0].src, 0);
   EXPECT_EQ(flows[0].dst, 3);
   EXPECT_EQ(flows[2].src, 5);
   EXPECT_EQ(flows[2].dst, 0);
   flows.clear();
-  append_flows(FlowShape::kChain, ranks, c, flows);
+  algorithm("chain").append_flows(ranks, c, flows);
   EXPECT_EQ(flows.size(), 2U);
   flows.clear();
-  append_flows(FlowShape::kAllPairs, ranks, c, flows);
+  algorithm("pairwise").append_flows(ranks, c, flows);
   EXPECT_EQ(flows.size(), 6U);
 }
 
@@ -57,7 +82,7 @@ TEST(RingCollective, MultiNodeGroupsUseOneRotatedRingPerLocalMember) {
   std::vector<std::int32_t> ranks{0, 1, 2, 3};
   ASSERT_EQ(ring_channels(ranks, c), 2);
   std::vector<Flow> flows;
-  append_flows(FlowShape::kRing, ranks, c, flows);
+  algorithm("ring").append_flows(ranks, c, flows);
   ASSERT_EQ(flows.size(), 8U);
   std::vector<std::int32_t> inter_node_sources;
   for (const Flow& f : flows) {

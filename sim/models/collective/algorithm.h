@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// The collective-algorithm role: how a collective of one group becomes point-to-point flows
+// on the network, how many bytes each flow carries and how many synchronised steps it takes.
+// One implementation per file (ring.cpp, chain_broadcast.cpp, pairwise_all_to_all.cpp),
+// registered explicitly in registry.cpp; the registry picks the algorithm for each type.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "graph/exec_graph.h"
+#include "topology/cluster.h"
+
+namespace tessera::models {
+
+struct Flow {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+};
+
+// What one collective costs: latency-bound steps and bytes per flow.
+struct CollectiveCost {
+  int steps = 0;
+  double bytes_per_flow = 0.0;
+};
+
+// Contract: for a group `ranks` (in the group's order) on `cluster`, append_flows() adds the
+// flows the algorithm puts on the network at once (none for fewer than two members);
+// channels() is how many parallel copies of the pattern those flows hold (>= 1), and cost()
+// the steps and bytes per flow for `n` members, the NCCL-convention payload `bytes`
+// (graph::Node::bytes) and that many channels; a group of one costs nothing. All three are
+// deterministic.
+class CollectiveAlgorithm {
+ public:
+  CollectiveAlgorithm() = default;
+  CollectiveAlgorithm(const CollectiveAlgorithm&) = delete;
+  CollectiveAlgorithm& operator=(const CollectiveAlgorithm&) = delete;
+  CollectiveAlgorithm(CollectiveAlgorithm&&) = delete;
+  CollectiveAlgorithm& operator=(CollectiveAlgorithm&&) = delete;
+  virtual ~CollectiveAlgorithm() = default;
+
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  [[nodiscard]] virtual bool runs(graph::CollType c) const = 0;
+  [[nodiscard]] virtual int channels(const std::vector<std::int32_t>& ranks,
+                                     const topology::Cluster& cluster) const = 0;
+  virtual void append_flows(const std::vector<std::int32_t>& ranks,
+                            const topology::Cluster& cluster, std::vector<Flow>& out) const = 0;
+  [[nodiscard]] virtual CollectiveCost cost(graph::CollType c, int n, int channels,
+                                            double bytes) const = 0;
+};
+
+// The algorithms by name, in registration order; select() picks, for a collective type, the
+// first registered algorithm that runs it.
+class CollectiveRegistry {
+ public:
+  void add(std::unique_ptr<CollectiveAlgorithm> algorithm);
+  [[nodiscard]] std::size_t size() const { return entries_.size(); }
+  [[nodiscard]] const CollectiveAlgorithm& at(std::size_t index) const { return *entries_[index]; }
+  [[nodiscard]] const CollectiveAlgorithm* find(std::string_view name) const;  // nullptr: none
+  [[nodiscard]] std::size_t select(graph::CollType c) const;  // InternalError when none runs c
+  [[nodiscard]] std::vector<std::string_view> names() const;
+
+ private:
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> entries_;
+};
+
+// The built-in algorithms, registered once by register_builtin_collectives().
+const CollectiveRegistry& builtin_collectives();
+void register_builtin_collectives(CollectiveRegistry& registry);
+void register_ring(CollectiveRegistry& registry);
+void register_chain_broadcast(CollectiveRegistry& registry);
+void register_pairwise_all_to_all(CollectiveRegistry& registry);
+
+}  // namespace tessera::models

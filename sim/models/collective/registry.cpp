@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <utility>
+
+#include "base/error.h"
+#include "sim/models/collective/algorithm.h"
+
+namespace tessera::models {
+
+void CollectiveRegistry::add(std::unique_ptr<CollectiveAlgorithm> algorithm) {
+  entries_.push_back(std::move(algorithm));
+}
+
+const CollectiveAlgorithm* CollectiveRegistry::find(std::string_view name) const {
+  for (const auto& a : entries_) {
+    if (a->name() == name) {
+      return a.get();
+    }
+  }
+  return nullptr;
+}
+
+std::size_t CollectiveRegistry::select(graph::CollType c) const {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i]->runs(c)) {
+      return i;
+    }
+  }
+  throw base::InternalError("no collective algorithm runs this collective type");
+}
+
+std::vector<std::string_view> CollectiveRegistry::names() const {
+  std::vector<std::string_view> out;
+  out.reserve(entries_.size());
+  for (const auto& a : entries_) {
+    out.push_back(a->name());
+  }
+  return out;
+}
+
+// Adding an algorithm: one file with its class and register_<name>(), and one line here.
+void register_builtin_collectives(CollectiveRegistry& registry) {
+  register_ring(registry);
+  register_chain_broadcast(registry);
+  register_pairwise_all_to_all(registry);
+}
+
+const CollectiveRegistry& builtin_collectives() {
+  static const CollectiveRegistry registry = [] {
+    CollectiveRegistry r;
+    register_builtin_collectives(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace tessera::models
