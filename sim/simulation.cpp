@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -17,8 +18,8 @@
 #include "sim/exec/sharing/sharing_plan.h"
 #include "sim/kernel/scheduler.h"
 #include "sim/models/collective/flow_routing.h"
-#include "sim/models/compute/roofline_compute_model.h"
-#include "sim/models/network/flow_network_model.h"
+#include "sim/models/compute/compute_model.h"
+#include "sim/models/network/network_model.h"
 #include "sim/models/network/path_table.h"
 
 namespace tessera::sim {
@@ -98,17 +99,19 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   table.finalize();
 
   kernel::Scheduler scheduler;
-  models::FlowNetworkModel network(scheduler, table);
-  const models::RooflineComputeModel compute(profile);
-  exec::ExecSetup setup{&graph,
-                        &plan,
-                        &index,
-                        &paths,
-                        &compute,
-                        &profile,
-                        options.record_timeline,
-                        options.eager_sends};
-  exec::Executor executor(scheduler, network, setup);
+  const std::unique_ptr<models::NetworkModel> network =
+      models::make_network_model(options.network_model, scheduler, table);
+  const std::unique_ptr<models::ComputeModel> compute =
+      models::make_compute_model(options.compute_model, profile);
+  const exec::ExecSetup setup{.graph = &graph,
+                              .plan = &plan,
+                              .index = &index,
+                              .paths = &paths,
+                              .compute = compute.get(),
+                              .profile = &profile,
+                              .record_timeline = options.record_timeline,
+                              .eager_sends = options.eager_sends};
+  exec::Executor executor(scheduler, *network, setup);
   executor.start();
   scheduler.run();
   if (!executor.all_done()) {

@@ -3,6 +3,8 @@
 // hardware profile and a topology, and returns the statistics the reports are made from.
 #pragma once
 
+#include <string>
+
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/run_stats.h"
@@ -19,6 +21,10 @@ struct SimOptions {
   // Sends complete on delivery without waiting for their recv (ASTRA-sim's semantics, for
   // imported traces); off: NCCL-style rendezvous.
   bool eager_sends = false;
+  // The timing models, by registered name (sim/models/compute/compute_model.h,
+  // sim/models/network/network_model.h).
+  std::string compute_model = "roofline";
+  std::string network_model = "max-min";
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node

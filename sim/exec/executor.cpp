@@ -14,7 +14,7 @@ std::uint64_t pack(std::uint32_t inst, graph::NodeId n) {
 
 }  // namespace
 
-Executor::Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& network,
+Executor::Executor(kernel::Scheduler& scheduler, models::NetworkModel& network,
                    const ExecSetup& setup)
     : scheduler_(scheduler),
       network_(network),

@@ -13,8 +13,8 @@
 #include "sim/exec/instance_state.h"
 #include "sim/exec/rendezvous.h"
 #include "sim/kernel/scheduler.h"
-#include "sim/models/compute/roofline_compute_model.h"
-#include "sim/models/network/flow_network_model.h"
+#include "sim/models/compute/compute_model.h"
+#include "sim/models/network/network_model.h"
 #include "sim/run_stats.h"
 
 namespace tessera::exec {
@@ -24,7 +24,7 @@ struct ExecSetup {
   const SharingPlan* plan = nullptr;
   const std::vector<GraphIndex>* index = nullptr;  // per rank class
   const CommPaths* paths = nullptr;
-  const models::RooflineComputeModel* compute = nullptr;
+  const models::ComputeModel* compute = nullptr;
   const hw::Profile* profile = nullptr;
   bool record_timeline = false;
   // Sends start without waiting for their recv and complete on delivery (ASTRA-sim's
@@ -38,7 +38,7 @@ struct ExecSetup {
 // the run drains, all_done() says whether every node finished (else: a deadlock).
 class Executor final : public kernel::EventHandler, public models::TransferListener {
  public:
-  Executor(kernel::Scheduler& scheduler, models::FlowNetworkModel& network, const ExecSetup& setup);
+  Executor(kernel::Scheduler& scheduler, models::NetworkModel& network, const ExecSetup& setup);
   void start();
   void handle(const kernel::Event& e) override;
   void on_transfer_done(std::uint64_t token) override;
@@ -62,7 +62,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   void record_span(const InstanceState& s, graph::NodeId n);
 
   kernel::Scheduler& scheduler_;
-  models::FlowNetworkModel& network_;
+  models::NetworkModel& network_;
   ExecSetup setup_;
   CommTimer timer_;
   std::uint32_t handler_id_ = 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 
 #include "base/error.h"
 #include "hwprofiles/gemm_model.h"
@@ -59,6 +60,12 @@ base::SimTime RooflineComputeModel::duration(const graph::Node& node) const {
   double math_s = node.flops > 0.0 ? time_at(node.flops, math_rate(node)) : 0.0;
   double memory_s = time_at(node.bytes, memory_rate_);
   return profile_.kernel_launch + base::from_seconds(std::max(math_s, memory_s));
+}
+
+void register_roofline_compute_model(ComputeModelRegistry& registry) {
+  registry.add("roofline", [](const hw::Profile& profile) -> std::unique_ptr<ComputeModel> {
+    return std::make_unique<RooflineComputeModel>(profile);
+  });
 }
 
 }  // namespace tessera::models

@@ -6,6 +6,7 @@
 #include "base/units.h"
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/compute/compute_model.h"
 
 namespace tessera::models {
 
@@ -15,10 +16,11 @@ namespace tessera::models {
 //   kAttention  peak(dtype) * profile.attention_fraction
 //   otherwise   vector_flops (memory-bound kernels: the HBM term usually wins)
 // where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0.
-class RooflineComputeModel {
+// Registered as "roofline".
+class RooflineComputeModel final : public ComputeModel {
  public:
   explicit RooflineComputeModel(const hw::Profile& profile);
-  [[nodiscard]] base::SimTime duration(const graph::Node& node) const;
+  [[nodiscard]] base::SimTime duration(const graph::Node& node) const override;
   [[nodiscard]] double math_rate(const graph::Node& node) const;     // achieved FLOP/s
   [[nodiscard]] double memory_rate() const { return memory_rate_; }  // achieved bytes/s
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 
 #include "base/error.h"
 
@@ -112,6 +113,14 @@ void FlowNetworkModel::predict(std::uint32_t slot) {
   }
   base::SimTime at = scheduler_.now() + static_cast<base::SimTime>(std::llround(left_ps));
   scheduler_.schedule(at, handler_id_, kDone, pack(slot, t.version));
+}
+
+void register_flow_network_model(NetworkModelRegistry& registry) {
+  registry.add(
+      "max-min",
+      [](kernel::Scheduler& scheduler, const PathTable& paths) -> std::unique_ptr<NetworkModel> {
+        return std::make_unique<FlowNetworkModel>(scheduler, paths);
+      });
 }
 
 }  // namespace tessera::models

@@ -9,32 +9,22 @@
 
 #include "sim/kernel/scheduler.h"
 #include "sim/models/network/max_min_solver.h"
+#include "sim/models/network/network_model.h"
 #include "sim/models/network/path_table.h"
 
 namespace tessera::models {
-
-// Told when a transfer it started has moved all its bytes.
-class TransferListener {
- public:
-  TransferListener() = default;
-  TransferListener(const TransferListener&) = default;
-  TransferListener& operator=(const TransferListener&) = default;
-  TransferListener(TransferListener&&) = default;
-  TransferListener& operator=(TransferListener&&) = default;
-  virtual ~TransferListener() = default;
-  virtual void on_transfer_done(std::uint64_t token) = 0;
-};
 
 // Contract: start() a transfer of `bytes` per flow on a path with at least one link; the
 // listener hears on_transfer_done(token) from inside the scheduler's run loop, at the time the
 // bytes have moved. All transfers started at one instant are rated together once, after the
 // other events of that instant (priority kRecomputePriority). Rates are bytes per picosecond.
-class FlowNetworkModel final : public kernel::EventHandler {
+// Registered as "max-min".
+class FlowNetworkModel final : public NetworkModel, public kernel::EventHandler {
  public:
   static constexpr std::int32_t kRecomputePriority = 1000;
 
   FlowNetworkModel(kernel::Scheduler& scheduler, const PathTable& paths);
-  void start(PathId path, double bytes, TransferListener& listener, std::uint64_t token);
+  void start(PathId path, double bytes, TransferListener& listener, std::uint64_t token) override;
   void handle(const kernel::Event& e) override;
 
   [[nodiscard]] std::size_t active() const { return active_.size(); }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hwprofiles/gemm_model.h"
+#include "sim/models/network/network_model.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace tessera::models {
@@ -62,6 +63,30 @@ TEST(RooflineComputeModel, AttentionAndDtypeFallbacks) {
   p.peak_flops[2] = 60e12;
   EXPECT_EQ(RooflineComputeModel(p).duration(attn),
             from_seconds(1e12 / (60e12 * p.attention_fraction)));
+}
+
+TEST(ComputeModelRegistry, MakesTheRegisteredModelAndNamesTheKnownOnes) {
+  hw::Profile p = simtest::test_profile();
+  EXPECT_EQ(builtin_compute_models().names(), (std::vector<std::string_view>{"roofline"}));
+  graph::Node n = op(graph::OpClass::kElementwise, 0.0, 3e9);
+  EXPECT_EQ(make_compute_model("roofline", p)->duration(n), RooflineComputeModel(p).duration(n));
+  try {
+    (void)make_compute_model("rooflin", p);
+    FAIL() << "an unknown compute model was accepted";
+  } catch (const base::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown compute model 'rooflin'; known: roofline"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NetworkModelRegistry, NamesTheKnownModels) {
+  EXPECT_EQ(builtin_network_models().names(), (std::vector<std::string_view>{"max-min"}));
+  kernel::Scheduler s;
+  PathTable t(std::vector<double>{1.0});
+  t.finalize();
+  EXPECT_NE(make_network_model("max-min", s, t), nullptr);
+  EXPECT_THROW((void)make_network_model("maxmin", s, t), base::InputError);
 }
 
 }  // namespace

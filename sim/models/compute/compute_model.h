@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compute-model role: how long one compute node takes on one device. One implementation
+// per file (roofline_compute_model.cpp today), registered by name in compute_models.cpp.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "base/registry.h"
+#include "base/units.h"
+#include "graph/exec_graph.h"
+#include "hwprofiles/hw_profile.h"
+
+namespace tessera::models {
+
+// Contract: duration() is deterministic and >= 0; a node with fixed_duration >= 0 takes
+// exactly that.
+class ComputeModel {
+ public:
+  ComputeModel() = default;
+  ComputeModel(const ComputeModel&) = delete;
+  ComputeModel& operator=(const ComputeModel&) = delete;
+  ComputeModel(ComputeModel&&) = delete;
+  ComputeModel& operator=(ComputeModel&&) = delete;
+  virtual ~ComputeModel() = default;
+  [[nodiscard]] virtual base::SimTime duration(const graph::Node& node) const = 0;
+};
+
+using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile);
+
+using ComputeModelRegistry = base::Registry<ComputeModelFactory>;
+
+// The built-in compute models, registered once by register_builtin_compute_models().
+const ComputeModelRegistry& builtin_compute_models();
+void register_builtin_compute_models(ComputeModelRegistry& registry);
+void register_roofline_compute_model(ComputeModelRegistry& registry);
+
+// The named model for `profile`; base::InputError listing the names when it is unknown.
+std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile);
+
+}  // namespace tessera::models
