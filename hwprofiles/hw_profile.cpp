@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "base/data_dir.h"
 #include "base/error.h"
 #include "base/yaml_reader.h"
 
@@ -47,19 +48,11 @@ std::string resolve(const std::string& name_or_path, const base::SourceLoc& wher
 }  // namespace
 
 std::string profiles_dir() {
-  return TESSERA_HWPROFILES_DIR;
+  return base::data_dir("hwprofiles", TESSERA_HWPROFILES_DIR);
 }
 
 std::vector<std::string> profile_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(profiles_dir(), ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
-      names.push_back(entry.path().stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return base::yaml_stems(profiles_dir(), "hardware profile");
 }
 
 Profile load_profile(const std::string& name_or_path, const base::SourceLoc& where) {

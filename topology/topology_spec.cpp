@@ -8,6 +8,7 @@
 #include <array>
 #include <filesystem>
 
+#include "base/data_dir.h"
 #include "hwprofiles/link_spec_yaml.h"
 #include "topology/builders/builder.h"
 #include "topology/cluster.h"
@@ -25,7 +26,7 @@ constexpr std::array<std::string_view, 12> kKeys = {
     "max_nodes",      "scale_up",         "scale_out",        "fabric"};
 
 std::string presets_dir() {
-  return TESSERA_TOPOLOGY_PRESETS_DIR;
+  return base::data_dir("topology/presets", TESSERA_TOPOLOGY_PRESETS_DIR);
 }
 
 void read_int(const YamlNode& node, std::string_view key, std::int64_t min, int& out) {
@@ -98,15 +99,7 @@ std::string unknown_preset_hint(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(presets_dir(), ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
-      names.push_back(entry.path().stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return base::yaml_stems(presets_dir(), "topology preset");
 }
 
 TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where) {
