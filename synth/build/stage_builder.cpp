@@ -99,13 +99,13 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     if (!enc_->mix()[static_cast<std::size_t>(mb)].groups.empty()) {
       features_[static_cast<std::size_t>(mb)] =
           p2p(graph::NodeKind::kRecv, rank_of_stage(before), tag(mb, vs, false),
-              enc_->feature_bytes(mb), kNone, c_.enc_misc_names[3], mb);
+              enc_->feature_bytes(mb), kNone, c_.enc_misc_names.recv_features, mb);
     }
   } else if (before >= 0) {
     std::int64_t src = rank_of_stage(before);
     prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(before))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
-                              kNone, c_.p2p_names[1], mb);
+                              kNone, c_.p2p_names.recv_activation, mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   const auto m = static_cast<std::size_t>(mb);
@@ -116,7 +116,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     features_[m] =
         p2p(graph::NodeKind::kRecv, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
             encoder_tag(mb, EncoderMessage::kFeatures), enc_->feature_bytes(mb), kNone,
-            c_.enc_misc_names[3], mb);
+            c_.enc_misc_names.recv_features, mb);
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
@@ -129,14 +129,15 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     }
     if (vs == llm_first_ && k == 0 && enc_ != nullptr && features_[m] != kNone) {
       // The image features take their places in the embedded sequence.
-      prev = marker(c_.enc_misc_names[0], mb, {prev, features_[m]}, 0, enc_->feature_bytes(mb));
+      prev = marker(c_.enc_misc_names.merge_features, mb, {prev, features_[m]}, 0,
+                    enc_->feature_bytes(mb));
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
   const std::int32_t after = place_->next_stage(vs);
   if (after >= 0 && rank_of_stage(after) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(after), tag(mb, after, false), layer.out_bytes, prev,
-        c_.p2p_names[0], mb);
+        c_.p2p_names.send_activation, mb);
   }
 }
 
@@ -156,7 +157,7 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     std::int64_t src = rank_of_stage(after);
     grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(after))]
                         : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), layer.in_grad_bytes,
-                              kNone, c_.p2p_names[3], mb);
+                              kNone, c_.p2p_names.recv_grad, mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   for (std::size_t k = blocks.size(); k-- > 0;) {
@@ -177,14 +178,14 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
       features_[static_cast<std::size_t>(mb)] != kNone) {
     // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
     feature_grad_[static_cast<std::size_t>(mb)] =
-        marker(c_.enc_misc_names[9], mb, {grad}, enc_->feature_bytes(mb), 0);
+        marker(c_.enc_misc_names.feature_grad, mb, {grad}, enc_->feature_bytes(mb), 0);
     if (inline_encoder_) {
       encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
     }
     if (enc_stages_ > 0) {
       p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
           enc_->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
-          c_.enc_misc_names[6], mb);
+          c_.enc_misc_names.feature_grad_p2p, mb);
     }
     // Without SP every TP rank holds the whole (replicated) gradient: the first one sends it,
     // the others need no copy.
@@ -195,16 +196,17 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     if (c_.s.encoder_devices() > 0 && sender) {
       p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
           encoder_tag(mb, EncoderMessage::kFeatureGrads), enc_->feature_bytes(mb),
-          feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names[6], mb);
+          feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names.feature_grad_p2p, mb);
     }
   }
   const std::int32_t before = place_->prev_stage(vs);
   if (before >= 0 && before >= enc_stages_ && rank_of_stage(before) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(before), tag(mb, before, true), layer.in_grad_bytes,
-        grad, c_.p2p_names[2], mb);
+        grad, c_.p2p_names.send_grad, mb);
   }
 }
 
+// The deferred weight-gradient part of one (microbatch, chunk)'s backward (ZB-H1, ZB-H2).
 void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
   for (std::size_t k = blocks.size(); k-- > 0;) {
@@ -213,156 +215,6 @@ void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
     instantiate(blocks[k], mb, p.w_begin, static_cast<std::int32_t>(p.ops.size()), fwd_input_[sl],
                 grad_input_[sl], sl, offset_[static_cast<std::size_t>(chunk)] + k);
   }
-}
-
-// Gradients accumulate over microbatches; after the last backward of each bucket's blocks
-// the bucket is reduced over the data-parallel group (overlapping the rest of backward),
-// then the optimizer steps (distributed optimizer: on its shard, then gathers parameters).
-void StageBuilder::gradient_reduction(double params) {
-  const Scenario& s = c_.s;
-  std::int32_t dp_group =
-      c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
-  bool dist = s.training.distributed_optimizer && dp_group >= 0;
-  double bucket_cap = grad_bucket_params(s);
-  // The blocks whose gradients this rank reduces, in model order: the encoder's first when
-  // they are reduced here, then the LLM's.
-  struct GradBlock {
-    double params;
-    std::vector<NodeId> wgrads;
-  };
-  std::vector<GradBlock> grads;
-  if (holds_encoder_grads() && s.schedule.encoder_backward != EncoderBackward::kOwner) {
-    const parallel::EncoderProgram& rep = enc_->representative();
-    auto layers = static_cast<std::size_t>(enc_->layers());
-    for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
-      const BlockProgram& p = rep.block(k, layers);
-      const auto& last = last_bwd_node_[total_blocks_ + k];
-      GradBlock gb{p.params, {}};
-      for (std::int32_t w : p.wgrad_ops) {
-        auto i = static_cast<std::size_t>(w - p.n_fwd);
-        if (i < last.size() && last[i] != kNone) {
-          gb.wgrads.push_back(last[i]);
-        }
-      }
-      grads.push_back(std::move(gb));
-    }
-  }
-  for (std::size_t k = 0; k < blocks_.size(); ++k) {
-    const BlockProgram& p = *blocks_[k].prog;
-    GradBlock gb{p.params, {}};
-    for (std::int32_t w : p.wgrad_ops) {
-      gb.wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
-    }
-    grads.push_back(std::move(gb));
-  }
-  std::vector<NodeId> ready;
-  std::vector<NodeId> buckets;
-  std::vector<double> bucket_params;
-  double acc = 0.0;
-  std::vector<NodeId> all_wgrads;  // without overlap, the first bucket waits for all of them
-  for (std::size_t k = 0; k < grads.size() && !s.training.overlap_grad_reduce; ++k) {
-    all_wgrads.insert(all_wgrads.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
-  }
-  auto flush = [&] {
-    if (acc <= 0.0) {
-      return;
-    }
-    if (dp_group < 0) {
-      buckets.insert(buckets.end(), ready.begin(), ready.end());
-    } else {
-      buckets.push_back(
-          dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce,
-                        dp_group, acc * 4.0, base::DType::kFP32,  // fp32 gradients
-                        buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready,
-                        c_.bucket_names[0], graph::Phase::kBackward));
-      bucket_params.push_back(acc);
-    }
-    ready.clear();
-    acc = 0.0;
-  };
-  for (std::size_t k = grads.size(); k-- > 0;) {
-    ready.insert(ready.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
-    acc += grads[k].params;
-    if (acc >= bucket_cap) {
-      flush();
-    }
-  }
-  flush();
-  embedding_reduction(buckets);
-  // DualPipe: ranks r and N-1-r hold the same two stages (one per direction); their gradients
-  // are summed before the step (DeepSeek-V3 section 3.2.1: two copies of the parameters).
-  std::int32_t mirror = c_.mirror_group_of[static_cast<std::size_t>(rank_)];
-  if (mirror >= 0) {
-    std::vector<NodeId> wgrads;
-    for (const GradBlock& gb : grads) {
-      wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
-    }
-    buckets.push_back(dp_collective(graph::CollType::kAllReduce, mirror, params * 4.0,
-                                    base::DType::kFP32, wgrads, c_.bucket_names[3],
-                                    graph::Phase::kBackward));
-  }
-  if (enc_allreduce_ != kNone) {
-    buckets.push_back(enc_allreduce_);
-  }
-  Node opt;
-  opt.kind = graph::NodeKind::kCompute;
-  opt.op = graph::OpClass::kOptimizer;
-  opt.phase = graph::Phase::kOptimizer;
-  opt.dtype = base::DType::kFP32;
-  double shard = dist ? params / static_cast<double>(s.parallel.dp) : params;
-  opt.bytes = 32.0 * shard;  // Adam: read param, grad, master, m, v; write master, m, v, param
-  opt.flops = 10.0 * shard;
-  opt.name = c_.optimizer_name;
-  NodeId o = g_.add(opt, buckets);
-  if (dist) {
-    for (double bp : bucket_params) {
-      dp_collective(graph::CollType::kAllGather, dp_group,
-                    bp * base::dtype_bytes(s.training.precision), s.training.precision, {o},
-                    c_.bucket_names[1], graph::Phase::kOptimizer);
-    }
-  }
-}
-
-// Tied embeddings over several stages: the first stage's table and the last stage's copy
-// sum their gradients over the embedding group (Megatron's _allreduce_embedding_grads).
-void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
-  std::int32_t group = c_.embed_group_of[static_cast<std::size_t>(rank_)];
-  if (group < 0) {
-    return;
-  }
-  const bool first = stage_ == llm_first_;  // holds the embedding; the other holds the head
-  const StageBlock& b = first ? blocks_.front() : blocks_.back();
-  std::size_t k = first ? 0 : blocks_.size() - 1;
-  // Megatron's finalize_model_grads: the data-parallel gradient reduction finishes first,
-  // then the embedding gradients are summed (after the whole pipeline schedule).
-  std::vector<NodeId> deps = before_optimizer;
-  for (std::int32_t w : b.prog->wgrad_ops) {
-    deps.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - b.prog->n_fwd)]);
-  }
-  const Scenario& s = c_.s;
-  double table = static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
-  before_optimizer.push_back(dp_collective(graph::CollType::kAllReduce, group, 4.0 * table,
-                                           base::DType::kFP32, deps, c_.bucket_names[2],
-                                           graph::Phase::kBackward));
-}
-
-NodeId StageBuilder::dp_collective(graph::CollType type, std::int32_t group, double bytes,
-                                   base::DType dtype, const std::vector<NodeId>& deps,
-                                   std::uint32_t name, graph::Phase phase) {
-  Node n;
-  n.kind = graph::NodeKind::kCollective;
-  n.coll = type;
-  n.stream = graph::Stream::kDP;
-  n.group = group;
-  n.bytes = bytes;
-  n.dtype = dtype;
-  n.phase = phase;
-  n.name = name;
-  if (group < 0) {  // a group of one: nothing to communicate
-    n.kind = graph::NodeKind::kCompute;
-    n.fixed_duration = 0;
-  }
-  return g_.add(n, deps);
 }
 
 // The i-th stage of a pipe of n stages holds layers [i*L/n, (i+1)*L/n); a pipe's first stage

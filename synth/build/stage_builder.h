@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal to synth/: the builder of one rank's execution graph (a pipeline stage of the LLM,
 // with the encoder inline, as stages, transposed, or an encoder device of its own) and the
-// step-wide context it reads. stage_builder.cpp holds the LLM's part, stage_builder_encoder.cpp
-// the encoder's; synthesize.cpp sets up the context and runs one builder per rank class.
+// step-wide context it reads. Its parts, one file per role: stage_builder.cpp (the LLM stage:
+// blocks, forward, backward, weight gradients), gradient_reduction.cpp (data-parallel
+// buckets, optimizer, tied-embedding and mirror reductions), stage_builder_encoder.cpp (the
+// encoder's forward and backward), and one file per encoder placement: encoder_stages.cpp,
+// encoder_transpose.cpp, encoder_separate.cpp. synthesize.cpp sets up the context and runs
+// one builder per rank class.
 #pragma once
 
 #include <array>
@@ -37,29 +41,42 @@ struct StageBlock {
   bool encoder = false;  // a block of the encoder region
 };
 
+// Interned names of the nodes that are not ops of a block program.
+struct P2PNames {
+  std::uint32_t send_activation = 0, recv_activation = 0, send_grad = 0, recv_grad = 0;
+};
+struct ReductionNames {
+  std::uint32_t grad_bucket = 0;     // data-parallel gradient buckets
+  std::uint32_t param_gather = 0;    // distributed optimizer's parameter all-gather
+  std::uint32_t embedding_grad = 0;  // tied embeddings: first + last stage
+  std::uint32_t mirror_grad = 0;     // DualPipe: the two copies' gradients
+};
+struct EncoderNames {
+  std::uint32_t merge_features = 0, join_images = 0, send_features = 0, recv_features = 0;
+  std::uint32_t send_input = 0, recv_input = 0, feature_grad_p2p = 0, param_broadcast = 0;
+  std::uint32_t grad_allreduce = 0, feature_grad = 0, release_input = 0, release_features = 0;
+};
+
 struct Context {
   const Scenario& s;
   const StepPrograms& progs;
   const parallel::Mesh& mesh;
   std::int64_t ranks;  // the mesh's, plus the encoder's own devices (kSeparate)
-  std::vector<std::vector<std::uint32_t>> names;                  // per name table: per op
-  std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of;  // rank -> group per axis
-  std::vector<std::int32_t> embed_group_of;   // rank -> tied-embedding group (first+last stage)
-  std::vector<std::int32_t> mirror_group_of;  // DualPipe: rank -> {r, N-1-r}, the two copies
-  std::vector<std::uint32_t> p2p_names;       // send act, recv act, send grad, recv grad
+  std::vector<std::vector<std::uint32_t>> names{};                  // per name table: per op
+  std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of{};  // rank -> group per axis
+  std::vector<std::int32_t> embed_group_of{};   // rank -> tied-embedding group (first+last stage)
+  std::vector<std::int32_t> mirror_group_of{};  // DualPipe: rank -> {r, N-1-r}, the two copies
+  P2PNames p2p_names{};
   std::uint32_t optimizer_name = 0;
-  // grad bucket, param gather, embedding grads, DualPipe mirror grads
-  std::vector<std::uint32_t> bucket_names;
+  ReductionNames reduction_names{};
   // The encoder region (multimodal models).
   const parallel::EncoderPrograms* enc = nullptr;         // as the LLM's ranks run it
   const parallel::EncoderPrograms* enc_device = nullptr;  // on the encoder's own devices
   std::size_t enc_names = 0;         // name tables: patch, projector, then one per encoder layer
   std::size_t enc_device_names = 0;  // the same for the programs of the encoder's own devices
-  // merge, join, feature send/recv, input send/recv, grad send/recv, broadcast, all-reduce,
-  // feature grad, input release
-  std::vector<std::uint32_t> enc_misc_names;
-  std::vector<std::int32_t> enc_group_of;              // rank -> pipeline x data group
-  std::vector<std::vector<schedule::Step>> transpose;  // per pipeline rank, when transposed
+  EncoderNames enc_misc_names{};
+  std::vector<std::int32_t> enc_group_of{};              // rank -> pipeline x data group
+  std::vector<std::vector<schedule::Step>> transpose{};  // per pipeline rank, when transposed
 };
 
 // Where encoder messages are tagged: after every pipeline tag (those stay below 2^40).

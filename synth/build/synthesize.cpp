@@ -163,13 +163,18 @@ void prepare_encoder(ExecGraph& g, Context& c, const parallel::EncoderPrograms& 
       c.names.push_back(intern_block(g, dev.layer, fmt::format("encoder.L{}.", l)));
     }
   }
-  for (const char* n :
-       {"encoder.merge_features", "encoder.join_images", "encoder.send_features",
-        "encoder.recv_features", "encoder.send_input", "encoder.recv_input",
-        "encoder.feature_grad_p2p", "encoder.param_broadcast", "encoder.grad_allreduce",
-        "encoder.feature_grad", "encoder.release_input", "encoder.release_features"}) {
-    c.enc_misc_names.push_back(g.intern(n));
-  }
+  c.enc_misc_names = {.merge_features = g.intern("encoder.merge_features"),
+                      .join_images = g.intern("encoder.join_images"),
+                      .send_features = g.intern("encoder.send_features"),
+                      .recv_features = g.intern("encoder.recv_features"),
+                      .send_input = g.intern("encoder.send_input"),
+                      .recv_input = g.intern("encoder.recv_input"),
+                      .feature_grad_p2p = g.intern("encoder.feature_grad_p2p"),
+                      .param_broadcast = g.intern("encoder.param_broadcast"),
+                      .grad_allreduce = g.intern("encoder.grad_allreduce"),
+                      .feature_grad = g.intern("encoder.feature_grad"),
+                      .release_input = g.intern("encoder.release_input"),
+                      .release_features = g.intern("encoder.release_features")};
   const auto& mesh = c.mesh;
   c.enc_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   bool owner = s.encoder.trainable && s.schedule.encoder == EncoderPlacement::kTranspose &&
@@ -236,19 +241,21 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   ExecGraph g;
   const std::int64_t enc_devices = s.encoder_devices();
   g.num_ranks = static_cast<std::int32_t>(mesh.size() + enc_devices);
-  Context c{
-      s,  progs, mesh, mesh.size() + enc_devices, {}, {}, {}, {}, {}, 0, {}, nullptr, nullptr, 0, 0,
-      {}, {},    {}};
+  Context c{.s = s, .progs = progs, .mesh = mesh, .ranks = mesh.size() + enc_devices};
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
     c.names.push_back(intern_block(g, progs.layer, fmt::format("L{}.", l)));
   }
-  c.p2p_names = {g.intern("pp.send_activation"), g.intern("pp.recv_activation"),
-                 g.intern("pp.send_grad"), g.intern("pp.recv_grad")};
+  c.p2p_names = {.send_activation = g.intern("pp.send_activation"),
+                 .recv_activation = g.intern("pp.recv_activation"),
+                 .send_grad = g.intern("pp.send_grad"),
+                 .recv_grad = g.intern("pp.recv_grad")};
   c.optimizer_name = g.intern("optimizer.adam");
-  c.bucket_names = {g.intern("dp.grad_bucket"), g.intern("dp.param_gather"),
-                    g.intern("pp.embedding_grad_allreduce"), g.intern("pp.mirror_grad_allreduce")};
+  c.reduction_names = {.grad_bucket = g.intern("dp.grad_bucket"),
+                       .param_gather = g.intern("dp.param_gather"),
+                       .embedding_grad = g.intern("pp.embedding_grad_allreduce"),
+                       .mirror_grad = g.intern("pp.mirror_grad_allreduce")};
   make_groups(g, c);
   std::optional<parallel::EncoderPrograms> enc;
   std::optional<parallel::EncoderPrograms> enc_whole;  // without tensor or data parallelism
