@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "synth/parallel/layer_split.h"
 
 namespace tessera::synth::detail {
 
@@ -217,8 +218,9 @@ void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
   }
 }
 
-// The i-th stage of a pipe of n stages holds layers [i*L/n, (i+1)*L/n); a pipe's first stage
-// also holds the embedding, its last one the head and loss (DualPipe: each pipe a full copy).
+// The i-th LLM stage of a pipe holds layers [bounds[i], bounds[i+1]) (parallel/layer_split.h:
+// even, or the scenario's stage_layers); a pipe's first stage also holds the embedding, its
+// last one the head and loss (DualPipe: each pipe a full copy).
 //
 // With the encoder as its own first k stages, the encoder's L+2 blocks are cut as evenly as
 // they go over stages [0, k) and the LLM's layers over the other p-k (Megatron's uneven
@@ -235,6 +237,8 @@ void StageBuilder::place_blocks() {
     return i * (n / parts) + std::min(i, n % parts);
   };
   const std::int64_t llm_stages = place_->stages_per_pipe() - enc_stages_;
+  const std::vector<std::int64_t> bounds =
+      parallel::layer_bounds(s.model.layers, llm_stages, s.parallel.stage_layers);
   for (std::int32_t c = 0; c < place_->chunks(); ++c) {
     std::int32_t vs = place_->stage_of(stage_, c);
     std::vector<StageBlock> blocks;
@@ -250,8 +254,8 @@ void StageBuilder::place_blocks() {
     if (place_->first_of_pipe(vs) || slice == 0) {
       blocks.push_back({&c_.progs.embed, -1, 0});
     }
-    for (auto l = static_cast<std::int32_t>(cut(s.model.layers, llm_stages, slice));
-         l < cut(s.model.layers, llm_stages, slice + 1); ++l) {
+    for (auto l = static_cast<std::int32_t>(bounds[static_cast<std::size_t>(slice)]);
+         l < bounds[static_cast<std::size_t>(slice) + 1]; ++l) {
       blocks.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
     }
     if (place_->last_of_pipe(vs)) {

@@ -70,6 +70,9 @@ struct ParallelConfig {
   std::int64_t dp = 1;
   bool sp = false;                                              // sequence parallel (needs tp > 1)
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
+  // The LLM's layers on each pipeline stage of a pipe, in pipe order (with virtual stages:
+  // per virtual stage); empty: an even split (synth/parallel/layer_split.h).
+  std::vector<std::int64_t> stage_layers;
 };
 
 // A vision encoder in front of the LLM (a multimodal model): patch embedding, transformer

@@ -113,6 +113,26 @@ inline std::vector<Case> cases() {
   dpv.training.micro_batch = 1;
   dpv.schedule.kind = synth::ScheduleKind::kDualPipeV;
   out.push_back({"pp4_dp2_dualpipev_tied", dpv});
+
+  // Uneven pipeline splits (Megatron-Core's first/last-stage layer counts, or a list per
+  // virtual stage) under the schedules whose stages differ most.
+  synth::Scenario uneven = tiny_like(1, 4, 2);
+  uneven.model.layers = 7;
+  uneven.training.global_batch = 16;
+  uneven.parallel.stage_layers = {1, 2, 2, 2};
+  out.push_back({"pp4_uneven_1f1b", uneven});
+  synth::Scenario uneven_inter = inter;
+  uneven_inter.model.layers = 10;
+  uneven_inter.parallel.stage_layers = {1, 1, 1, 1, 2, 2, 1, 1};
+  out.push_back({"pp4_uneven_interleaved", uneven_inter});
+  synth::Scenario uneven_zb = zb;
+  uneven_zb.model.layers = 8;
+  uneven_zb.parallel.stage_layers = {3, 2, 2, 1};
+  out.push_back({"tp2_pp4_uneven_zb_h1", uneven_zb});
+  synth::Scenario uneven_dpv = dpv;
+  uneven_dpv.model.layers = 9;
+  uneven_dpv.parallel.stage_layers = {2, 1, 1, 1, 1, 1, 1, 1};
+  out.push_back({"pp4_uneven_dualpipev", uneven_dpv});
   return out;
 }
 
