@@ -66,7 +66,7 @@ int run(const RunArgs& a) {
 
 int check(const RunArgs& a) {
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  hw::Profile profile = synth::hardware_profile(s);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   fmt::print("{}: ok ({} on {} x {}, {}, {})\n", a.scenario,
              s.model.preset.empty() ? "custom model" : s.model.preset, s.cluster.devices,

@@ -2,6 +2,7 @@
 // Strict scenario loading: every key checked, every cross-field constraint reported at the
 // position of the value that breaks it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "hwprofiles/hw_profile.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/scenario.h"
+#include "synth/scenario/unmodelled_keys.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth {
@@ -49,6 +51,18 @@ constexpr std::array<std::string_view, 4> kPlacementNames = {"inline", "stages",
                                                              "separate"};
 constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
 constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
+
+// "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
+std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
+  std::string changes;
+  for (const auto& key : n.keys()) {
+    YamlNode v = n.at(key);
+    if (key != "preset" && v.is_scalar()) {
+      changes += fmt::format("{}{}.{}={}", changes.empty() ? "" : ", ", path, key, v.as_string());
+    }
+  }
+  return changes.empty() ? preset : fmt::format("{} (modified: {})", preset, changes);
+}
 
 void read_model_preset(const YamlNode& n, ModelConfig& m) {
   auto names = model_preset_names();
@@ -116,6 +130,7 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   n.check_keys(kModelKeys);
   if (auto p = n.find("preset")) {
     read_model_preset(*p, m);
+    m.preset = modified_label(n, m.preset, "model");
   }
   read_transformer_keys(n, {m.layers, m.hidden, m.heads, m.ffn, m.activation, m.norm, m.bias});
   if (auto v = n.find("kv_heads")) {
@@ -264,6 +279,7 @@ void read_data(const YamlNode& n, DataConfig& d) {
 }
 
 void read_training(const YamlNode& n, TrainingConfig& t) {
+  reject_unmodelled(n, "training");
   n.check_keys(kTrainingKeys);
   t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
   t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
@@ -308,10 +324,14 @@ std::vector<Axis> read_order(const YamlNode& n) {
 }
 
 void read_parallel(const YamlNode& n, ParallelConfig& p) {
+  reject_unmodelled(n, "parallelism");
   n.check_keys(kParallelKeys);
   p.tp = n.has("tp") ? n.at("tp").as_int(1, kMaxDevices) : 1;
   p.pp = n.has("pp") ? n.at("pp").as_int(1, kMaxDevices) : 1;
-  p.dp = n.has("dp") ? n.at("dp").as_int(1, kMaxDevices) : 0;  // 0: whatever the devices leave
+  p.dp = 0;  // 0 (absent or `auto`): whatever the devices leave
+  if (auto dp = n.find("dp"); dp && !(dp->is_scalar() && dp->as_string() == "auto")) {
+    p.dp = dp->as_int(1, kMaxDevices);
+  }
   if (auto v = n.find("sp")) {
     p.sp = v->as_bool();
   }
@@ -320,40 +340,72 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   }
 }
 
-void read_cluster(const YamlNode& n, ClusterConfig& c) {
-  n.check_keys(kClusterKeys);
-  YamlNode hw = n.at("hardware");
-  c.hardware = hw.as_string();
-  c.hardware_at = hw.loc();
-  auto names = hw::profile_names();
-  bool is_path = c.hardware.find('/') != std::string::npos || c.hardware.ends_with(".yaml") ||
-                 c.hardware.ends_with(".yml");
-  if (is_path) {
-    // A relative path is relative to the scenario's folder, as a samples_file is; a path that
-    // only exists relative to the working directory is still taken (older scenarios).
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::path beside = fs::path(hw.file()).parent_path() / c.hardware;
-    if (fs::path(c.hardware).is_relative() && fs::is_regular_file(beside, ec)) {
-      c.hardware = beside.string();
-    } else if (!fs::is_regular_file(c.hardware, ec)) {
-      hw.fail(
-          fmt::format("hardware profile file '{}' does not exist", c.hardware),
-          fmt::format("a relative path is looked up beside the scenario ('{}')", beside.string()));
+// The profile file a `hardware:` scalar names: a shipped profile, or a path relative to the
+// scenario's folder (or, for older scenarios, to the working directory).
+bool looks_like_path(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
+}
+
+std::string hardware_file(const YamlNode& hw) {
+  std::string text = hw.as_string();
+  if (looks_like_path(text)) {
+    std::string found = hw.find_beside(text);
+    if (found.empty()) {
+      hw.fail(fmt::format("hardware profile file '{}' does not exist", text),
+              fmt::format("a relative path is looked up beside the scenario ('{}')",
+                          (std::filesystem::path(hw.file()).parent_path() / text).string()));
     }
+    return found;
   }
-  if (!is_path && std::find(names.begin(), names.end(), c.hardware) == names.end()) {
+  auto names = hw::profile_names();
+  if (std::find(names.begin(), names.end(), text) == names.end()) {
     std::vector<std::string_view> views(names.begin(), names.end());
-    std::string guess = base::nearest(c.hardware, views);
+    std::string guess = base::nearest(text, views);
     std::string list;
     for (const auto& s : names) {
       list += (list.empty() ? "" : ", ") + s;
     }
-    hw.fail(fmt::format("unknown hardware profile '{}'", c.hardware),
+    hw.fail(fmt::format("unknown hardware profile '{}'", text),
             guess.empty() ? "profiles: " + list
                           : fmt::format("did you mean '{}'? (profiles: {})", guess, list));
   }
-  c.topology = topology::parse_topology(n.at("topology"));
+  return hw::profile_file(text, hw.loc());
+}
+
+// A shipped name or a path; or a mapping: a whole profile, which is what a `--set` below a
+// profile name expands it into.
+void read_hardware(const YamlNode& hw, ClusterConfig& c) {
+  c.hardware_at = hw.loc();
+  if (!hw.is_map()) {
+    std::string file = hardware_file(hw);
+    c.hardware = looks_like_path(hw.as_string()) ? file : hw.as_string();
+    c.profile = hw::load_profile(file, hw.loc());
+    return;
+  }
+  std::string name = hw.has("name") ? hw.at("name").as_string() : "inline";
+  c.hardware = hw.file();
+  c.profile = hw::profile_from_yaml(hw, name);
+  auto changes = hw.overrides_below();
+  if (!changes.empty()) {
+    c.profile->name = fmt::format("{} (modified: {})", name, fmt::join(changes, ", "));
+  }
+}
+
+void read_topology(const YamlNode& cluster, ClusterConfig& c) {
+  const YamlNode topo = cluster.at("topology");
+  c.topology = topology::parse_topology(topo);
+  if (topo.is_map() && topo.file() != cluster.file()) {  // a preset or file a --set expanded
+    c.topology.where = cluster.key_loc("topology");
+    c.topology.source =
+        fmt::format("{} (modified: {})", std::filesystem::path(topo.file()).stem().string(),
+                    fmt::join(topo.overrides_below(), ", "));
+  }
+}
+
+void read_cluster(const YamlNode& n, ClusterConfig& c) {
+  n.check_keys(kClusterKeys);
+  read_hardware(n.at("hardware"), c);
+  read_topology(n, c);
   YamlNode dev = n.at("devices");
   c.devices = dev.as_int(1, kMaxDevices);
   c.devices_at = dev.loc();
@@ -669,7 +721,34 @@ void check_tensor_sizes(const YamlNode& training, const Scenario& s) {
   }
 }
 
+// The cluster's devices fill whole nodes and fit in the topology (topology::Cluster checks
+// the same, but can only point at the topology).
+void check_nodes(const YamlNode& dev, const Scenario& s) {
+  if (!s.cluster.profile) {
+    return;
+  }
+  const auto& topo = s.cluster.topology;
+  const std::int64_t per_node =
+      topo.devices_per_node > 0 ? topo.devices_per_node : s.cluster.profile->devices_per_node;
+  const std::int64_t n = s.cluster.devices;
+  if (n > per_node && n % per_node != 0) {
+    dev.fail(
+        fmt::format("devices={} is not a multiple of the {} devices per node of {}", n, per_node,
+                    topo.devices_per_node > 0 ? "topology '" + topo.source + "'"
+                                              : "'" + s.cluster.profile->name + "'"),
+        "a cluster of more than one node is made of whole nodes");
+  }
+  const std::int64_t nodes = (n + per_node - 1) / per_node;
+  if (topo.max_nodes > 0 && nodes > topo.max_nodes) {
+    dev.fail(
+        fmt::format("devices={} needs {} nodes of {} devices, but topology '{}' holds at "
+                    "most {}",
+                    n, nodes, per_node, topo.source, topo.max_nodes));
+  }
+}
+
 void validate(const YamlNode& root, Scenario& s) {
+  check_nodes(root.at("cluster").at("devices"), s);
   const YamlNode par = root.at("parallelism");
   const YamlNode tp_at = par.has("tp") ? par.at("tp") : par;
   const YamlNode pp_at = par.has("pp") ? par.at("pp") : par;
@@ -742,11 +821,23 @@ void validate(const YamlNode& root, Scenario& s) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YamlNode root = YamlNode::load_file(path);
-  // A preset or schedule name stays when a key below it is set: `--set model.layers=8`.
-  const std::map<std::string, std::string> scalar_as = {
-      {"model", "preset"}, {"encoder", "preset"}, {"schedule", "kind"}};
+  // A preset or schedule name stays when a key below it is set: `--set model.layers=8`; a
+  // hardware profile or topology preset is replaced by its file's mapping, which the --set
+  // then changes: `--set cluster.topology.oversubscription=4`.
+  auto expand_file = [](std::string (*file_of)(const YamlNode&)) {
+    return [file_of](const YamlNode& scalar) {
+      std::string file = file_of(scalar);
+      return YamlNode::Expansion{YamlNode::load_file(file).raw(), file};
+    };
+  };
+  const std::map<std::string, YamlNode::ScalarExpander> expand = {
+      {"model", YamlNode::keep_under("preset")},
+      {"encoder", YamlNode::keep_under("preset")},
+      {"schedule", YamlNode::keep_under("kind")},
+      {"cluster.hardware", expand_file(&hardware_file)},
+      {"cluster.topology", expand_file(&topology::topology_file)}};
   for (const auto& o : overrides) {
-    root.apply_override(o, scalar_as);
+    root.apply_override(o, expand);
   }
   root.check_keys(kTopKeys);
   Scenario s;
@@ -766,6 +857,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
   validate(root, s);
   return s;
+}
+
+hw::Profile hardware_profile(const Scenario& s) {
+  return s.cluster.profile ? *s.cluster.profile
+                           : hw::load_profile(s.cluster.hardware, s.cluster.hardware_at);
 }
 
 double ModelConfig::parameters() const {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "hwprofiles/hw_profile.h"
 #include "topology/cluster.h"
 
 namespace tessera::synth {
@@ -131,6 +133,9 @@ struct ScheduleConfig {
 struct ClusterConfig {
   std::string hardware;  // profile name or path
   base::SourceLoc hardware_at;
+  // The profile as loaded (with any --set applied); empty in scenarios built in code, which
+  // name `hardware` only.
+  std::optional<hw::Profile> profile;
   topology::TopologySpec topology;
   std::int64_t devices = 0;
   base::SourceLoc devices_at;
@@ -161,6 +166,9 @@ struct Scenario {
 // Reads and validates a scenario; `overrides` are "key.path=value" strings (--set).
 // Throws base::InputError naming file:line:col for every problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The scenario's hardware profile: the loaded one, or the one `cluster.hardware` names.
+hw::Profile hardware_profile(const Scenario& s);
 
 // What a scenario's `schedule:` kind and `encoder:` placement may be, in the order `list`
 // prints them.
