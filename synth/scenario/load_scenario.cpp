@@ -17,6 +17,7 @@
 #include "synth/scenario/scenario.h"
 #include "synth/scenario/unmodelled_keys.h"
 #include "synth/schedule/pipeline_schedule.h"
+#include "synth/schedule/schedule_spec.h"
 
 namespace tessera::synth {
 
@@ -547,12 +548,21 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   read_encoder_keys(enc, cfg);
 }
 
+// A spec string (schedule/schedule_spec.h): `1f1b`, `interleaved:2`, `transpose:greedy`, ...
+ScheduleConfig read_spec(const YamlNode& kind) {
+  try {
+    return schedule::parse_schedule_spec(kind.as_string());
+  } catch (const base::InputError& e) {
+    kind.fail(e.message());
+  }
+}
+
 ScheduleConfig read_schedule(const YamlNode& n) {
   constexpr std::array<std::string_view, 9> kKeys = {
       "kind",   "chunks",           "group",   "encoder",        "encoder_stages",
       "owners", "encoder_backward", "regions", "encoder_devices"};
-  ScheduleConfig cfg;
   if (n.is_map() && n.has("regions")) {
+    ScheduleConfig cfg;
     if (n.keys().size() != 1) {
       n.fail("the region form takes only the key 'regions'");
     }
@@ -563,11 +573,7 @@ ScheduleConfig read_schedule(const YamlNode& n) {
   if (n.is_map()) {
     n.check_keys(kKeys);
   }
-  if (kind.is_scalar() && kind.as_string() == "transpose") {  // Mpipe with a 1F1B body
-    cfg.encoder = EncoderPlacement::kTranspose;
-  } else {
-    cfg.kind = read_skeleton(kind);
-  }
+  ScheduleConfig cfg = read_spec(kind);
   if (n.is_map()) {
     if (auto v = n.find("encoder")) {
       std::string e = v->as_choice(kPlacementNames);
@@ -591,12 +597,15 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     read_encoder_keys(n, cfg);
   }
   if (cfg.kind == ScheduleKind::kInterleaved) {
-    if (!n.is_map()) {
+    const bool bare = kind.as_string() == "interleaved";  // a scenario states its chunks
+    if (bare && !n.is_map()) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",
-             "write schedule: {kind: interleaved, chunks: 2}");
+             "write schedule: interleaved:2 or {kind: interleaved, chunks: 2}");
     }
-    cfg.chunks = n.at("chunks").as_int(2, kMaxLayers);
-    if (auto g = n.find("group")) {
+    if (bare || n.has("chunks")) {
+      cfg.chunks = n.at("chunks").as_int(2, kMaxLayers);
+    }
+    if (auto g = n.is_map() ? n.find("group") : std::nullopt) {
       cfg.group = g->as_int(1, kMaxDevices);
     }
   } else if (n.is_map() && (n.has("chunks") || n.has("group"))) {
@@ -903,6 +912,17 @@ std::string_view schedule_name(ScheduleKind k) {
       return "dualpipe";
   }
   return "?";
+}
+
+std::optional<ScheduleKind> schedule_kind(std::string_view name) {
+  for (auto k :
+       {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved, ScheduleKind::kZbH1,
+        ScheduleKind::kZbH2, ScheduleKind::kDualPipeV, ScheduleKind::kDualPipe}) {
+    if (schedule_name(k) == name) {
+      return k;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string schedule_label(const ScheduleConfig& cfg) {

@@ -175,7 +175,8 @@ hw::Profile hardware_profile(const Scenario& s);
 std::span<const std::string_view> schedule_names();
 std::span<const std::string_view> encoder_placement_names();
 std::string_view schedule_name(ScheduleKind k);
-std::string schedule_label(const ScheduleConfig& cfg);  // "1f1b", "interleaved (v=2)"
+std::optional<ScheduleKind> schedule_kind(std::string_view name);  // nullopt: not a skeleton
+std::string schedule_label(const ScheduleConfig& cfg);             // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
 std::string_view owner_mode_name(OwnerMode m);  // "round_robin", "min", "greedy"
 

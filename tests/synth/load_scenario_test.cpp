@@ -148,5 +148,22 @@ TEST(LoadScenario, DevicesThatDoNotFillNodesNameTheScenarioKey) {
       << e;
 }
 
+TEST(LoadScenario, ScheduleTakesTheSpecSyntax) {
+  Scenario s = tiny({"model.layers=4", "schedule=interleaved:2"});
+  EXPECT_EQ(s.schedule.kind, ScheduleKind::kInterleaved);
+  EXPECT_EQ(s.schedule.chunks, 2);
+  s = tiny({"model.layers=4", "schedule=interleaved:2", "schedule.chunks=2"});
+  EXPECT_EQ(s.schedule.chunks, 2);
+  EXPECT_EQ(tiny({"schedule=zb-h1"}).schedule.kind, ScheduleKind::kZbH1);
+  std::string e = error_of([] { (void)tiny({"schedule=interleaved:x"}); });
+  EXPECT_EQ(e.rfind("--set schedule=interleaved:x: error: 'schedule': 'interleaved:x': expected "
+                    "the model chunks per rank",
+                    0),
+            0U)
+      << e;
+  e = error_of([] { (void)tiny({"schedule=transpose:greedy"}); });
+  EXPECT_NE(e.find("the scenario has no encoder"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace tessera::synth
