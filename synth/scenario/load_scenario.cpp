@@ -16,8 +16,10 @@
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/scenario.h"
 #include "synth/scenario/unmodelled_keys.h"
+#include "synth/schedule/encoder_placements.h"
 #include "synth/schedule/pipeline_schedule.h"
 #include "synth/schedule/schedule_spec.h"
+#include "synth/schedule/skeletons/skeleton.h"
 
 namespace tessera::synth {
 
@@ -46,10 +48,6 @@ constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;  // a million device
 // every device's memory, and keeps a stage's summed bytes within 64 bits.
 constexpr double kMaxTensorElements = 17592186044416.0;
 
-constexpr std::array<std::string_view, 7> kScheduleNames = {
-    "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipev", "dualpipe"};
-constexpr std::array<std::string_view, 4> kPlacementNames = {"inline", "stages", "transpose",
-                                                             "separate"};
 constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
 constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
 
@@ -413,14 +411,7 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
 }
 
 ScheduleKind read_skeleton(const YamlNode& kind) {
-  std::string k = kind.as_choice(kScheduleNames);
-  return k == "gpipe"       ? ScheduleKind::kGpipe
-         : k == "1f1b"      ? ScheduleKind::k1F1B
-         : k == "zb-h1"     ? ScheduleKind::kZbH1
-         : k == "zb-h2"     ? ScheduleKind::kZbH2
-         : k == "dualpipev" ? ScheduleKind::kDualPipeV
-         : k == "dualpipe"  ? ScheduleKind::kDualPipe
-                            : ScheduleKind::kInterleaved;
+  return *schedule_kind(kind.as_choice(schedule_names()));
 }
 
 void read_encoder_keys(const YamlNode& n, ScheduleConfig& cfg) {
@@ -505,8 +496,7 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   }
   if (!llm.has("skeleton")) {
     llm.fail(
-        "missing required key 'skeleton' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipev, "
-        "dualpipe)");
+        fmt::format("missing required key 'skeleton' ({})", fmt::join(schedule_names(), ", ")));
   }
   YamlNode body = llm.at("skeleton");
   if (body.as_string() == "transpose") {
@@ -576,11 +566,9 @@ ScheduleConfig read_schedule(const YamlNode& n) {
   ScheduleConfig cfg = read_spec(kind);
   if (n.is_map()) {
     if (auto v = n.find("encoder")) {
-      std::string e = v->as_choice(kPlacementNames);
-      cfg.encoder = e == "inline"      ? EncoderPlacement::kInline
-                    : e == "stages"    ? EncoderPlacement::kStages
-                    : e == "transpose" ? EncoderPlacement::kTranspose
-                                       : EncoderPlacement::kSeparate;
+      cfg.encoder = schedule::builtin_encoder_placements()
+                        .find(v->as_choice(encoder_placement_names()))
+                        ->placement;
     }
     if (auto v = n.find("encoder_devices")) {
       if (cfg.encoder != EncoderPlacement::kSeparate) {
@@ -655,9 +643,7 @@ void validate_encoder(const YamlNode& root, const Scenario& s) {
                sched.at("regions").items().front().has("stages")) {
       at = sched.at("regions").items().front().at("stages");
     }
-    bool flat = s.schedule.kind == ScheduleKind::kGpipe || s.schedule.kind == ScheduleKind::k1F1B ||
-                s.schedule.kind == ScheduleKind::kZbH1;
-    if (!flat) {
+    if (!schedule::builtin_schedules().get(s.schedule.kind).takes_encoder_stages()) {
       (sched.is_map() && sched.has("kind") ? sched.at("kind") : sched)
           .fail(fmt::format("the encoder as its own pipeline stages needs a flat skeleton "
                             "(gpipe, 1f1b or zb-h1), not {}",
@@ -884,66 +870,6 @@ double ModelConfig::parameters() const {
   }
   double embed = static_cast<double>(vocab) * h;
   return static_cast<double>(layers) * layer + embed * (tied_embeddings ? 1.0 : 2.0) + h;
-}
-
-std::span<const std::string_view> schedule_names() {
-  return kScheduleNames;
-}
-
-std::span<const std::string_view> encoder_placement_names() {
-  return kPlacementNames;
-}
-
-std::string_view schedule_name(ScheduleKind k) {
-  switch (k) {
-    case ScheduleKind::kGpipe:
-      return "gpipe";
-    case ScheduleKind::k1F1B:
-      return "1f1b";
-    case ScheduleKind::kInterleaved:
-      return "interleaved";
-    case ScheduleKind::kZbH1:
-      return "zb-h1";
-    case ScheduleKind::kZbH2:
-      return "zb-h2";
-    case ScheduleKind::kDualPipeV:
-      return "dualpipev";
-    case ScheduleKind::kDualPipe:
-      return "dualpipe";
-  }
-  return "?";
-}
-
-std::optional<ScheduleKind> schedule_kind(std::string_view name) {
-  for (auto k :
-       {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved, ScheduleKind::kZbH1,
-        ScheduleKind::kZbH2, ScheduleKind::kDualPipeV, ScheduleKind::kDualPipe}) {
-    if (schedule_name(k) == name) {
-      return k;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string schedule_label(const ScheduleConfig& cfg) {
-  std::string body = cfg.kind == ScheduleKind::kInterleaved
-                         ? fmt::format("interleaved (v={})", cfg.chunks)
-                         : std::string(schedule_name(cfg.kind));
-  switch (cfg.encoder) {
-    case EncoderPlacement::kInline:
-      return body;
-    case EncoderPlacement::kStages:
-      return fmt::format("{} + encoder stage{} ({})", body, cfg.encoder_stages > 1 ? "s" : "",
-                         cfg.encoder_stages);
-    case EncoderPlacement::kSeparate:
-      return fmt::format("{} + encoder on {} more device{}", body, cfg.encoder_devices,
-                         cfg.encoder_devices > 1 ? "s" : "");
-    case EncoderPlacement::kTranspose:
-      return fmt::format("transpose ({}{}, {})", owner_mode_name(cfg.owners),
-                         cfg.encoder_backward == EncoderBackward::kOwner ? ", owner bwd" : "",
-                         body);
-  }
-  return body;
 }
 
 std::string_view owner_mode_name(OwnerMode m) {

@@ -3,13 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <charconv>
 #include <vector>
 
 #include "base/error.h"
 #include "base/yaml_reader.h"
+#include "synth/schedule/encoder_placements.h"
+#include "synth/schedule/skeletons/skeleton.h"
 
 namespace tessera::synth::schedule {
 
@@ -75,16 +75,48 @@ void read_transpose_params(std::string_view text, const Parts& p, ScheduleSpec& 
   }
 }
 
-constexpr std::array<std::string_view, 3> kEncoderForms = {"transpose", "encoder-stages",
-                                                           "encoder-separate"};
-
 [[noreturn]] void unknown(std::string_view text, const std::string& head) {
-  std::vector<std::string_view> names(schedule_names().begin(), schedule_names().end());
-  names.insert(names.end(), kEncoderForms.begin(), kEncoderForms.end());
+  auto skeletons = builtin_schedules().names();
+  std::vector<std::string_view> names(skeletons.begin(), skeletons.end());
+  for (const auto& e : builtin_encoder_placements().entries()) {
+    if (!e.spec_head.empty()) {
+      names.push_back(e.spec_head);
+    }
+  }
   std::string guess = base::nearest(head, names);
   throw base::InputError(fmt::format("unknown schedule '{}'; {}(expected one of: {})", text,
                                      guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
                                      schedule_spec_forms()));
+}
+
+// An encoder placement's spec (with a 1F1B body): its parameters.
+void read_placement(std::string_view text, const Parts& p, const EncoderPlacementEntry& e,
+                    ScheduleSpec& spec) {
+  spec.encoder = e.placement;
+  switch (e.placement) {
+    case EncoderPlacement::kTranspose:
+      return read_transpose_params(text, p, spec);
+    case EncoderPlacement::kStages:
+      spec.encoder_stages = count_param(text, p, 1, 1, "the encoder's pipeline stages");
+      return;
+    case EncoderPlacement::kSeparate:
+      spec.encoder_devices = count_param(text, p, 1, 1, "the encoder's devices");
+      return;
+    case EncoderPlacement::kInline:
+      return;
+  }
+}
+
+// A skeleton's spec: interleaved takes its chunks, the others nothing.
+void read_skeleton(std::string_view text, const Parts& p, const PipelineSchedule& s,
+                   ScheduleSpec& spec) {
+  spec.kind = s.kind();
+  if (spec.kind == ScheduleKind::kInterleaved) {
+    spec.chunks = count_param(text, p, 2, 2, "the model chunks per rank");
+  } else if (!p.params.empty()) {
+    throw base::InputError(
+        fmt::format("'{}': the {} schedule takes no ':' parameter", text, p.head));
+  }
 }
 
 }  // namespace
@@ -92,23 +124,10 @@ constexpr std::array<std::string_view, 3> kEncoderForms = {"transpose", "encoder
 ScheduleSpec parse_schedule_spec(std::string_view text) {
   Parts p = split(text);
   ScheduleSpec spec;
-  if (p.head == "transpose") {
-    spec.encoder = EncoderPlacement::kTranspose;
-    read_transpose_params(text, p, spec);
-  } else if (p.head == "encoder-stages") {
-    spec.encoder = EncoderPlacement::kStages;
-    spec.encoder_stages = count_param(text, p, 1, 1, "the encoder's pipeline stages");
-  } else if (p.head == "encoder-separate") {
-    spec.encoder = EncoderPlacement::kSeparate;
-    spec.encoder_devices = count_param(text, p, 1, 1, "the encoder's devices");
-  } else if (auto kind = schedule_kind(p.head)) {
-    spec.kind = *kind;
-    if (spec.kind == ScheduleKind::kInterleaved) {
-      spec.chunks = count_param(text, p, 2, 2, "the model chunks per rank");
-    } else if (!p.params.empty()) {
-      throw base::InputError(
-          fmt::format("'{}': the {} schedule takes no ':' parameter", text, p.head));
-    }
+  if (const auto* placement = builtin_encoder_placements().find_spec(p.head)) {
+    read_placement(text, p, *placement, spec);
+  } else if (const auto* skeleton = builtin_schedules().find(p.head)) {
+    read_skeleton(text, p, *skeleton, spec);
   } else {
     unknown(text, p.head);
   }
@@ -117,13 +136,17 @@ ScheduleSpec parse_schedule_spec(std::string_view text) {
 
 std::string schedule_spec_forms() {
   std::string out;
-  for (std::string_view name : schedule_names()) {
-    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", name,
-                       name == "interleaved" ? "[:chunks]" : "");
+  for (std::string_view name : builtin_schedules().names()) {
+    out += fmt::format(
+        "{}{}{}", out.empty() ? "" : ", ", name,
+        builtin_schedules().find(name)->kind() == ScheduleKind::kInterleaved ? "[:chunks]" : "");
   }
-  return out +
-         ", transpose[:round_robin|min|greedy][:recompute|owner], encoder-stages[:k], "
-         "encoder-separate[:n]";
+  for (const auto& e : builtin_encoder_placements().entries()) {
+    if (!e.spec_form.empty()) {
+      out += fmt::format(", {}", e.spec_form);
+    }
+  }
+  return out;
 }
 
 }  // namespace tessera::synth::schedule
