@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,23 @@ SourceLoc from_mark(const std::string& file, const YAML::Mark& mark) {
     return SourceLoc{file, 0, 0};
   }
   return SourceLoc{file, mark.line + 1, mark.column + 1};
+}
+
+// Whether dotted path `inner` is `outer` or lies below it.
+bool covers(const std::string& outer, const std::string& inner) {
+  return inner == outer || outer.empty() || inner.starts_with(outer + ".");
+}
+
+std::vector<std::string> split_path(std::string_view assignment, const std::string& dotted) {
+  std::vector<std::string> parts;
+  std::stringstream ss(dotted);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty()) {
+      throw InputError(fmt::format("--set {}: empty key in '{}'", assignment, dotted));
+    }
+    parts.push_back(part);
+  }
+  return parts;
 }
 
 std::string scalar_text(const YAML::Node& n) {
@@ -101,8 +119,16 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
   return YamlNode(root, std::move(origin), "");
 }
 
+YamlNode::ScalarExpander YamlNode::keep_under(std::string key) {
+  return [key = std::move(key)](const YamlNode& scalar) {
+    YAML::Node map(YAML::NodeType::Map);
+    map[key] = scalar.raw();  // shares the scalar's data, so its position is kept
+    return Expansion{map, ""};
+  };
+}
+
 void YamlNode::apply_override(std::string_view assignment,
-                              const std::map<std::string, std::string>& scalar_as) {
+                              const std::map<std::string, ScalarExpander>& expand) {
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
@@ -115,14 +141,7 @@ void YamlNode::apply_override(std::string_view assignment,
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("--set {}: value is not valid YAML: {}", assignment, e.msg));
   }
-  std::vector<std::string> parts;
-  std::stringstream ss(dotted);
-  for (std::string part; std::getline(ss, part, '.');) {
-    if (part.empty()) {
-      throw InputError(fmt::format("--set {}: empty key in '{}'", assignment, dotted));
-    }
-    parts.push_back(part);
-  }
+  std::vector<std::string> parts = split_path(assignment, dotted);
   // yaml-cpp nodes are handles: walk with reset() so we never assign through an alias.
   YAML::Node cur;
   cur.reset(node_);
@@ -131,13 +150,15 @@ void YamlNode::apply_override(std::string_view assignment,
     path += (path.empty() ? "" : ".") + parts[i];
     YAML::Node child = cur[parts[i]];
     if (child && child.IsScalar()) {  // e.g. `model: gpt3-175b` -> {preset: gpt3-175b}
-      auto as = scalar_as.find(path);
-      if (as == scalar_as.end()) {
+      auto as = expand.find(path);
+      if (as == expand.end()) {
         throw InputError(fmt::format("--set {}: '{}' is a value, not a mapping", assignment, path));
       }
-      YAML::Node map(YAML::NodeType::Map);
-      map[as->second] = YAML::Clone(child);
-      cur[parts[i]] = map;
+      Expansion e = as->second(YamlNode(child, origin_, path));
+      if (!e.file.empty()) {
+        origin_->expansions[path] = e.file;
+      }
+      cur[parts[i]] = e.node;
     } else if (!child || !child.IsMap()) {
       cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
     }
@@ -148,13 +169,62 @@ void YamlNode::apply_override(std::string_view assignment,
   origin_->overrides[dotted] = "--set " + std::string(assignment);
 }
 
+std::vector<std::string> YamlNode::overrides_below() const {
+  std::vector<std::string> out;
+  for (const auto& [path, text] : origin_->overrides) {
+    if (covers(path_, path)) {
+      out.push_back(text.substr(std::string_view("--set ").size()));
+    }
+  }
+  return out;
+}
+
+std::string YamlNode::file_of(const std::string& path) const {
+  const std::string* best = &origin_->file;
+  std::size_t best_len = 0;
+  for (const auto& [prefix, file] : origin_->expansions) {
+    if (covers(prefix, path) && prefix.size() >= best_len) {
+      best = &file;
+      best_len = prefix.size();
+    }
+  }
+  return *best;
+}
+
+std::string YamlNode::file() const {
+  return file_of(path_);
+}
+
+std::string YamlNode::find_beside(const std::string& relative) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path beside = fs::path(file()).parent_path() / relative;
+  if (fs::path(relative).is_relative() && fs::is_regular_file(beside, ec)) {
+    return beside.string();
+  }
+  return fs::is_regular_file(relative, ec) ? relative : std::string();
+}
+
 SourceLoc YamlNode::loc() const {
   for (const auto& [path, text] : origin_->overrides) {
-    if (path_ == path || path_.starts_with(path + ".")) {
+    if (covers(path, path_)) {
       return SourceLoc{text, 0, 0};
     }
   }
-  return from_mark(origin_->file, node_.Mark());
+  const YAML::Mark mark = node_.Mark();
+  if (mark.is_null() || mark.line < 0) {  // a mapping or key a --set made on its way down
+    for (const auto& [path, text] : origin_->overrides) {
+      if (!path_.empty() && covers(path_, path)) {
+        return SourceLoc{text, 0, 0};
+      }
+    }
+  }
+  return from_mark(file(), mark);
+}
+
+SourceLoc YamlNode::key_loc(std::string_view key) const {
+  YAML::Node k = key_node(key);
+  return k.IsScalar() ? YamlNode(k, origin_, child_path(key)).loc() : loc();
 }
 
 void YamlNode::fail(const std::string& message, const std::string& hint) const {
@@ -276,11 +346,9 @@ double YamlNode::as_double() const {
 
 bool YamlNode::as_bool() const {
   std::string text = as_string();
-  if (text == "true" || text == "on" || text == "yes") {
-    return true;
-  }
-  if (text == "false" || text == "off" || text == "no") {
-    return false;
+  bool value = false;
+  if (YAML::convert<bool>::decode(node_, value)) {
+    return value;
   }
   fail(fmt::format("expected true or false, got '{}'", text));
 }

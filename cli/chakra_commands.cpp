@@ -69,7 +69,7 @@ int synth_chakra(const SynthArgs& a) {
   }
   std::string astra = "no ASTRA-sim configs: its analytical network needs at least 2 NPUs";
   if (s.cluster.devices >= 2) {
-    hw::Profile profile = hw::load_profile(s.cluster.hardware);
+    hw::Profile profile = synth::hardware_profile(s);
     interop::write_astra_configs(
         interop::astra_config(s.cluster.topology, profile, static_cast<int>(s.cluster.devices),
                               s.training.precision),

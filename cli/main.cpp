@@ -15,6 +15,7 @@
 #include "cli/spill.h"
 #include "hwprofiles/hw_profile.h"
 #include "synth/scenario/model_presets.h"
+#include "synth/schedule/schedule_spec.h"
 #include "topology/cluster.h"
 
 namespace tessera::cli {
@@ -66,7 +67,7 @@ int run(const RunArgs& a) {
 
 int check(const RunArgs& a) {
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  hw::Profile profile = synth::hardware_profile(s);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   fmt::print("{}: ok ({} on {} x {}, {}, {})\n", a.scenario,
              s.model.preset.empty() ? "custom model" : s.model.preset, s.cluster.devices,
@@ -171,10 +172,7 @@ int dispatch(int argc, char** argv) {
   cmp_cmd->add_option("--set", c.sets, "override a scenario key: key.path=value (repeatable)");
   cmp_cmd
       ->add_option("--schedules", c.schedules,
-                   "comma-separated: 1f1b, gpipe, zb-h1, zb-h2, dualpipev, dualpipe, "
-                   "interleaved[:chunks], and with an encoder "
-                   "transpose[:round_robin|min|greedy][:recompute|owner], encoder-stages[:k], "
-                   "encoder-separate[:devices]")
+                   "comma-separated: " + synth::schedule::schedule_spec_forms())
       ->required();
   cmp_cmd->add_option("--sweep", c.sweep,
                       "rerun the comparison for each value of one scenario key: "

@@ -44,7 +44,7 @@ std::string parallelism_label(const synth::Scenario& s) {
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline) {
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  hw::Profile profile = synth::hardware_profile(s);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   o.load_s = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();

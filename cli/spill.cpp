@@ -32,7 +32,7 @@ double secs(base::SimTime t) {
 // microbatch 0.
 void model_costs(const synth::Scenario& s, const Outcome& o,
                  const std::vector<std::vector<Step>>& plan, std::vector<double>& e, double& f) {
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  hw::Profile profile = synth::hardware_profile(s);
   models::RooflineComputeModel model(profile);
   e.assign(static_cast<std::size_t>(s.microbatches()), 0.0);
   double llm = 0.0;

@@ -65,7 +65,7 @@ void run(const std::string& path, const std::vector<std::string>& sets) {
   if (!small(s)) {
     return;
   }
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
+  hw::Profile profile = synth::hardware_profile(s);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   graph::ExecGraph g = synth::synthesize(s, {.share_rank_classes = true});
   sim::SimOptions opt;

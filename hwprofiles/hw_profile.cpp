@@ -32,7 +32,9 @@ std::string unknown_profile_hint(const std::string& name) {
                        : fmt::format("did you mean '{}'? (available profiles: {})", guess, list);
 }
 
-std::string resolve(const std::string& name_or_path, const base::SourceLoc& where) {
+}  // namespace
+
+std::string profile_file(const std::string& name_or_path, const base::SourceLoc& where) {
   if (looks_like_path(name_or_path)) {
     return name_or_path;
   }
@@ -45,8 +47,6 @@ std::string resolve(const std::string& name_or_path, const base::SourceLoc& wher
   return candidate.string();
 }
 
-}  // namespace
-
 std::string profiles_dir() {
   return base::data_dir("hwprofiles", TESSERA_HWPROFILES_DIR);
 }
@@ -56,7 +56,7 @@ std::vector<std::string> profile_names() {
 }
 
 Profile load_profile(const std::string& name_or_path, const base::SourceLoc& where) {
-  std::string path = resolve(name_or_path, where);
+  std::string path = profile_file(name_or_path, where);
   base::YamlNode root = base::YamlNode::load_file(path);
   return profile_from_yaml(root, fs::path(path).stem().string());
 }

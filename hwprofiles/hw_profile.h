@@ -69,6 +69,9 @@ struct Profile {
 Profile load_profile(const std::string& name_or_path);
 // The same, with errors about an unknown name reported at `where` (the referring YAML value).
 Profile load_profile(const std::string& name_or_path, const base::SourceLoc& where);
+// The file `name_or_path` names: a shipped profile's, or the path as given. An unknown name is
+// an error at `where` with the nearest shipped name.
+std::string profile_file(const std::string& name_or_path, const base::SourceLoc& where);
 // Reads an already loaded profile document; `name` is the file stem. Every key is checked.
 Profile profile_from_yaml(const base::YamlNode& root, const std::string& name);
 std::vector<std::string> profile_names();  // the shipped profiles, sorted

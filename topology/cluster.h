@@ -50,8 +50,13 @@ struct TopologySpec {
   base::SourceLoc where;             // where errors about this topology are reported
 };
 
-// Reads an inline `topology:` mapping or resolves a preset name from topology/presets/.
+// Reads an inline `topology:` mapping, a preset name from topology/presets/, or a path to a
+// topology file (relative to the referring file's folder, then to the working directory).
 TopologySpec parse_topology(const base::YamlNode& node);
+// The file a `topology:` scalar names (a preset's or the path's); errors at `ref`.
+std::string topology_file(const base::YamlNode& ref);
+// The file of preset `name`; an unknown name is an error at `where` with the nearest names.
+std::string preset_file(const std::string& name, const base::SourceLoc& where);
 TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where);
 std::vector<std::string> preset_names();
 std::vector<std::string> topology_kinds();  // the builder kinds, in registration order

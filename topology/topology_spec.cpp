@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// YAML -> TopologySpec: an inline mapping (strict keys) or a preset name resolved from
-// topology/presets/<name>.yaml. Every rejected value is reported at its file:line:col.
+// YAML -> TopologySpec: an inline mapping (strict keys), a preset name resolved from
+// topology/presets/<name>.yaml, or a path to a topology file (relative to the referring
+// file's folder). Every rejected value is reported at its file:line:col.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -87,6 +88,10 @@ TopologySpec parse_mapping(const YamlNode& node, std::string source, base::Sourc
   return spec;
 }
 
+bool looks_like_path(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
+}
+
 std::string unknown_preset_hint(const std::string& name) {
   std::vector<std::string> names = preset_names();
   std::vector<std::string_view> views(names.begin(), names.end());
@@ -102,19 +107,41 @@ std::vector<std::string> preset_names() {
   return base::yaml_stems(presets_dir(), "topology preset");
 }
 
-TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where) {
+std::string preset_file(const std::string& name, const base::SourceLoc& where) {
   fs::path path = fs::path(presets_dir()) / (name + ".yaml");
   std::error_code ec;  // a name too long for a path is unknown too, not an exception
   if (name.find('/') != std::string::npos || !fs::is_regular_file(path, ec)) {
     throw base::InputError(where, fmt::format("unknown topology preset '{}'", name),
                            unknown_preset_hint(name));
   }
-  YamlNode root = YamlNode::load_file(path.string());
+  return path.string();
+}
+
+std::string topology_file(const YamlNode& ref) {
+  std::string text = ref.as_string();
+  if (!looks_like_path(text)) {
+    return preset_file(text, ref.loc());
+  }
+  std::string found = ref.find_beside(text);
+  if (found.empty()) {
+    ref.fail(fmt::format("topology file '{}' does not exist", text),
+             fmt::format("a relative path is looked up beside the scenario ('{}')",
+                         (fs::path(ref.file()).parent_path() / text).string()));
+  }
+  return found;
+}
+
+TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where) {
+  YamlNode root = YamlNode::load_file(preset_file(name, where));
   // Errors found later (device counts) point at the reference when there is one.
   return parse_mapping(root, name, where.file.empty() ? root.loc() : where);
 }
 
 TopologySpec parse_topology(const YamlNode& node) {
+  if (node.is_scalar() && looks_like_path(node.as_string())) {
+    YamlNode root = YamlNode::load_file(topology_file(node));
+    return parse_mapping(root, node.as_string(), node.loc());
+  }
   if (node.is_scalar()) {
     return load_topology_preset(node.as_string(), node.loc());
   }

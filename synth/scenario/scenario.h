@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "hwprofiles/hw_profile.h"
 #include "topology/cluster.h"
 
 namespace tessera::synth {
@@ -134,6 +136,9 @@ struct ScheduleConfig {
 struct ClusterConfig {
   std::string hardware;  // profile name or path
   base::SourceLoc hardware_at;
+  // The profile as loaded (with any --set applied); empty in scenarios built in code, which
+  // name `hardware` only.
+  std::optional<hw::Profile> profile;
   topology::TopologySpec topology;
   std::int64_t devices = 0;
   base::SourceLoc devices_at;
@@ -165,12 +170,16 @@ struct Scenario {
 // Throws base::InputError naming file:line:col for every problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The scenario's hardware profile: the loaded one, or the one `cluster.hardware` names.
+hw::Profile hardware_profile(const Scenario& s);
+
 // What a scenario's `schedule:` kind and `encoder:` placement may be, in the order `list`
 // prints them.
 std::span<const std::string_view> schedule_names();
 std::span<const std::string_view> encoder_placement_names();
 std::string_view schedule_name(ScheduleKind k);
-std::string schedule_label(const ScheduleConfig& cfg);  // "1f1b", "interleaved (v=2)"
+std::optional<ScheduleKind> schedule_kind(std::string_view name);  // nullopt: not a skeleton
+std::string schedule_label(const ScheduleConfig& cfg);             // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
 std::string_view owner_mode_name(OwnerMode m);  // "round_robin", "min", "greedy"
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-rank operation orders of pipeline schedules (pipeline_schedules.md): which forward
 // and backward (microbatch, model chunk) a rank runs next. The simulator times the orders;
-// the schedules never embed costs.
+// the schedules never embed costs. Each schedule lives in skeletons/ (one file each) and is
+// found through the registry (skeletons/skeleton.h); the functions here dispatch to it.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,10 @@ struct Task {
 //    holds stages r and 2N-1-r, as in the V shape, but stage N-1 ends pipe A and stage N
 //    starts pipe B. Each pipe is a full copy of the model (2x parameters): stage N+s holds
 //    the same layers as stage s (stage_in_pipe), and each pipe runs half the microbatches.
+// How a schedule lays virtual stages on ranks: flat (interleaved included), a V (two chunks
+// per rank, one pipe) or DualPipe's two pipes in opposite directions.
+enum class PlacementShape : unsigned char { kFlat, kV, kDual };
+
 class Placement {
  public:
   Placement(const ScheduleConfig& cfg, int ranks);
@@ -67,8 +72,7 @@ class Placement {
   }
 
  private:
-  enum class Shape : unsigned char { kFlat, kV, kDual };  // kFlat includes interleaved
-  Shape shape_ = Shape::kFlat;
+  PlacementShape shape_ = PlacementShape::kFlat;
   int ranks_ = 1;
   int chunks_ = 1;
   int pipes_ = 1;

@@ -61,13 +61,54 @@ TEST(YamlReader, OverridesReplaceValuesAndReportTheirOrigin) {
 
 TEST(YamlReader, OverridesBelowAScalarKeepItUnderTheNamedKey) {
   auto root = YamlNode::load_string("model: gpt3-175b\nname: x\n", "x.yaml");
-  root.apply_override("model.layers=8", {{"model", "preset"}});
+  const std::map<std::string, YamlNode::ScalarExpander> expand = {
+      {"model", YamlNode::keep_under("preset")}};
+  root.apply_override("model.layers=8", expand);
   EXPECT_EQ(root.at("model").at("preset").as_string(), "gpt3-175b");
   EXPECT_EQ(root.at("model").at("layers").as_int(), 8);
-  EXPECT_EQ(error_of([&] {
-              root.apply_override("name.first=y", {{"model", "preset"}});
-            }),
+  // The kept scalar is still reported where the file wrote it.
+  EXPECT_EQ(root.at("model").at("preset").loc().str(), "x.yaml:1:8");
+  EXPECT_EQ(error_of([&] { root.apply_override("name.first=y", expand); }),
             "error: --set name.first=y: 'name' is a value, not a mapping");
+}
+
+TEST(YamlReader, KeysASetCreatedNameTheSet) {
+  auto root = YamlNode::load_string("model:\n  layers: 2\n", "x.yaml");
+  root.apply_override("foo.bar.baz=1");
+  constexpr std::array<std::string_view, 2> kKeys = {"model", "food"};
+  EXPECT_EQ(error_of([&] { root.check_keys(kKeys); }),
+            "--set foo.bar.baz=1: error: unknown key 'foo'; did you mean 'food'? (valid keys: "
+            "model, food)");
+  EXPECT_EQ(root.overrides_below(), std::vector<std::string>{"foo.bar.baz=1"});
+  EXPECT_TRUE(root.at("model").overrides_below().empty());
+}
+
+TEST(YamlReader, ExpandedScalarsReportTheirOwnFile) {
+  auto root = YamlNode::load_string("cluster:\n  hardware: gpu\n", "x.yaml");
+  auto gpu = [](const YamlNode&) {
+    return YamlNode::Expansion{YAML::Load("name: gpu\nlinks:\n  bw: 1\n"), "gpu.yaml"};
+  };
+  root.apply_override("cluster.hardware.links.bw=2", {{"cluster.hardware", gpu}});
+  YamlNode hw = root.at("cluster").at("hardware");
+  EXPECT_EQ(hw.file(), "gpu.yaml");
+  EXPECT_EQ(hw.at("name").loc().str(), "gpu.yaml:1:7");
+  EXPECT_EQ(hw.at("links").at("bw").loc().str(), "--set cluster.hardware.links.bw=2");
+  EXPECT_EQ(root.at("cluster").file(), "x.yaml");
+  EXPECT_EQ(hw.overrides_below(), std::vector<std::string>{"cluster.hardware.links.bw=2"});
+}
+
+TEST(YamlReader, BooleansTakeEveryYamlSpelling) {
+  auto root = YamlNode::load_string(
+      "a: True\nb: TRUE\nc: true\nd: yes\ne: On\nf: False\ng: FALSE\nh: no\ni: off\nj: 1\n",
+      "x.yaml");
+  for (std::string_view key : {"a", "b", "c", "d", "e"}) {
+    EXPECT_TRUE(root.at(key).as_bool()) << key;
+  }
+  for (std::string_view key : {"f", "g", "h", "i"}) {
+    EXPECT_FALSE(root.at(key).as_bool()) << key;
+  }
+  EXPECT_EQ(error_of([&] { (void)root.at("j").as_bool(); }),
+            "x.yaml:10:4: error: 'j': expected true or false, got '1'");
 }
 
 TEST(YamlReader, ChoicesSuggestTheNearestValue) {

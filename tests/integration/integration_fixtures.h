@@ -12,6 +12,7 @@
 #include "sim/simulation.h"
 #include "synth/build/synthesize.h"
 #include "synth/scenario/scenario.h"
+#include "synth/scenario/validate.h"
 #include "tests/synth/synth_fixtures.h"
 #include "topology/cluster.h"
 
@@ -30,7 +31,7 @@ inline void PrintTo(const Case& c, std::ostream* os) {
 // Like scenarios/tiny.yaml: 2 layers, hidden 256, 4 heads, seq 128, TP2 PP2 DP2 and 1F1B on
 // the 8 H100s of one node.
 inline synth::Scenario tiny_like(std::int64_t tp = 2, std::int64_t pp = 2, std::int64_t dp = 2) {
-  synth::Scenario s = synth::testing::gpt_scenario(2, 256, 4, tp, pp, dp);
+  synth::Scenario s = synth::testing::gpt_scenario_unchecked(2, 256, 4, tp, pp, dp);
   s.name = "tiny-like";
   s.model.preset = "";
   s.model.vocab = 32000;
@@ -133,6 +134,9 @@ inline std::vector<Case> cases() {
   uneven_dpv.model.layers = 9;
   uneven_dpv.parallel.stage_layers = {2, 1, 1, 1, 1, 1, 1, 1};
   out.push_back({"pp4_uneven_dualpipev", uneven_dpv});
+  for (const Case& c : out) {
+    synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
+  }
   return out;
 }
 
@@ -144,6 +148,7 @@ struct Outcome {
 
 // Synthesizes and simulates `s`, with rank-class sharing on in both or off in both.
 inline Outcome run(const synth::Scenario& s, bool share, bool timeline = false) {
+  synth::check_or_throw(s);
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   Outcome o;

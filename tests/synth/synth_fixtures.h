@@ -4,11 +4,14 @@
 
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/scenario.h"
+#include "synth/scenario/validate.h"
 
 namespace tessera::synth::testing {
 
-inline Scenario gpt_scenario(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
-                             std::int64_t tp, std::int64_t pp, std::int64_t dp) {
+// A GPT-style decoder as the loader would build it, before validation: for builders that
+// change it further (integration_fixtures.h validates the result).
+inline Scenario gpt_scenario_unchecked(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                                       std::int64_t tp, std::int64_t pp, std::int64_t dp) {
   Scenario s;
   s.name = "test";
   s.model = *model_preset("gpt3-175b");
@@ -27,6 +30,14 @@ inline Scenario gpt_scenario(std::int64_t layers, std::int64_t hidden, std::int6
   s.parallel.pp = pp;
   s.parallel.dp = dp;
   s.cluster.devices = tp * pp * dp;
+  return s;
+}
+
+// The same, validated as the loader validates a scenario file (validate.h).
+inline Scenario gpt_scenario(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                             std::int64_t tp, std::int64_t pp, std::int64_t dp) {
+  Scenario s = gpt_scenario_unchecked(layers, hidden, heads, tp, pp, dp);
+  check_or_throw(s);
   return s;
 }
 

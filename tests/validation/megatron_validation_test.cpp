@@ -17,6 +17,7 @@
 #include "sim/simulation.h"
 #include "synth/build/synthesize.h"
 #include "synth/scenario/model_presets.h"
+#include "synth/scenario/validate.h"
 #include "topology/cluster.h"
 
 namespace tessera {
@@ -64,6 +65,7 @@ struct Outcome {
 };
 
 Outcome simulate(const synth::Scenario& s) {
+  synth::check_or_throw(s);
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   graph::ExecGraph g = synth::synthesize(s);

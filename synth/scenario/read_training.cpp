@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// `training:`, `parallelism:` and `data:` (the modality mix, from ranges or a samples file).
+#include <fmt/format.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "synth/scenario/readers.h"
+#include "synth/scenario/unmodelled_keys.h"
+
+namespace tessera::synth::reader {
+
+using base::YamlNode;
+
+namespace {
+
+constexpr std::array<std::string_view, 9> kTrainingKeys = {
+    "seq_len",   "global_batch", "micro_batch",
+    "precision", "recompute",    "distributed_optimizer",
+    "attention", "grad_bucket",  "overlap_grad_reduce"};
+constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
+
+// A fixed value ("4") or an inclusive range ("[0, 4]").
+IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
+  if (!n.is_seq()) {
+    std::int64_t v = n.as_int(min, max);
+    return {v, v};
+  }
+  auto items = n.items();
+  if (items.size() != 2) {
+    n.fail("expected a value or a range [lo, hi]");
+  }
+  IntRange r{items[0].as_int(min, max), items[1].as_int(min, max)};
+  if (r.hi < r.lo) {
+    n.fail(fmt::format("the range [{}, {}] is empty", r.lo, r.hi));
+  }
+  return r;
+}
+
+// "images,tokens_per_image" per line; '#' starts a comment.
+std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& at,
+                                                                const std::string& file) {
+  std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
+    in.open(path);
+  }
+  if (!in) {
+    at.fail(
+        fmt::format("cannot read the samples file '{}' (expected a regular file)", path.string()));
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    long long images = -1;
+    long long tokens = -1;
+    char comma = 0;
+    std::istringstream fields(line);
+    fields >> images >> comma >> tokens;
+    std::string rest;
+    fields >> rest;
+    if (fields.fail() && !fields.eof()) {
+      images = -1;
+    }
+    if (comma != ',' || images < 0 || tokens < 1 || !rest.empty() || images > 1024 ||
+        tokens > (1 << 20)) {
+      throw base::InputError(base::SourceLoc{path.string(), no, 1},
+                             "expected 'images,tokens_per_image' (0 <= images <= 1024, "
+                             "1 <= tokens_per_image <= 1048576), got '" +
+                                 line + "'");
+    }
+    out.emplace_back(images, tokens);
+  }
+  if (out.empty()) {
+    at.fail(fmt::format("the samples file '{}' lists no samples", path.string()));
+  }
+  return out;
+}
+
+std::vector<Axis> read_order(const YamlNode& n) {
+  constexpr std::array<std::string_view, 6> kOrders = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp",
+                                                       "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"};
+  std::string text = n.as_choice(kOrders);
+  std::vector<Axis> out;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    std::string_view a = std::string_view(text).substr(i, 2);
+    out.push_back(a == "tp" ? Axis::kTP : a == "dp" ? Axis::kDP : Axis::kPP);
+  }
+  return out;
+}
+
+}  // namespace
+
+void read_data(const YamlNode& n, DataConfig& d) {
+  constexpr std::array<std::string_view, 4> kKeys = {"seed", "images_per_sample",
+                                                     "tokens_per_image", "samples_file"};
+  n.check_keys(kKeys);
+  if (auto v = n.find("seed")) {
+    d.seed = static_cast<std::uint64_t>(v->as_int(0));
+  }
+  if (auto v = n.find("samples_file")) {
+    if (n.has("images_per_sample") || n.has("tokens_per_image")) {
+      v->fail("give either samples_file or images_per_sample/tokens_per_image, not both");
+    }
+    d.samples_file = v->as_string();
+    d.samples = read_samples(*v, d.samples_file);
+    return;
+  }
+  if (auto v = n.find("images_per_sample")) {
+    d.images_per_sample = read_range(*v, 0, 1024);
+  }
+  if (auto v = n.find("tokens_per_image")) {
+    d.tokens_per_image = read_range(*v, 1, 1 << 20);
+  }
+}
+
+void read_training(const YamlNode& n, TrainingConfig& t) {
+  reject_unmodelled(n, "training");
+  n.check_keys(kTrainingKeys);
+  t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
+  t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
+  t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
+  constexpr std::array<std::string_view, 2> kPrec = {"bf16", "fp16"};
+  constexpr std::array<std::string_view, 3> kRecompute = {"none", "selective", "full"};
+  constexpr std::array<std::string_view, 2> kAttention = {"flash", "unfused"};
+  if (auto v = n.find("precision")) {
+    t.precision = v->as_choice(kPrec) == "bf16" ? base::DType::kBF16 : base::DType::kFP16;
+  }
+  if (auto v = n.find("recompute")) {
+    std::string r = v->as_choice(kRecompute);
+    t.recompute = r == "none"        ? Recompute::kNone
+                  : r == "selective" ? Recompute::kSelective
+                                     : Recompute::kFull;
+  }
+  if (auto v = n.find("distributed_optimizer")) {
+    t.distributed_optimizer = v->as_bool();
+  }
+  if (auto v = n.find("attention")) {
+    t.attention =
+        v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
+  }
+  if (auto v = n.find("overlap_grad_reduce")) {
+    t.overlap_grad_reduce = v->as_bool();
+  }
+  if (auto v = n.find("grad_bucket")) {
+    t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);
+  }
+}
+
+void read_parallel(const YamlNode& n, ParallelConfig& p) {
+  reject_unmodelled(n, "parallelism");
+  n.check_keys(kParallelKeys);
+  p.tp = n.has("tp") ? n.at("tp").as_int(1, kMaxDevices) : 1;
+  p.pp = n.has("pp") ? n.at("pp").as_int(1, kMaxDevices) : 1;
+  p.dp = 0;  // 0 (absent or `auto`): whatever the devices leave
+  if (auto dp = n.find("dp"); dp && !(dp->is_scalar() && dp->as_string() == "auto")) {
+    p.dp = dp->as_int(1, kMaxDevices);
+  }
+  if (auto v = n.find("sp")) {
+    p.sp = v->as_bool();
+  }
+  if (auto v = n.find("order")) {
+    p.order = read_order(*v);
+  }
+}
+
+}  // namespace tessera::synth::reader

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loader's readers, one per top-level section (read_model.cpp, read_training.cpp,
+// read_schedule.cpp, read_cluster.cpp): YAML -> the typed Scenario parts, every key checked
+// and every value range-checked at its file:line:col. Cross-field checks are validate()'s
+// (validate.h). Internal to synth/scenario.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/yaml_reader.h"
+#include "synth/scenario/scenario.h"
+
+namespace tessera::synth::reader {
+
+// Upper bounds of the integers a scenario gives: far beyond any real model or cluster, low
+// enough that products of a few of them (tensor sizes, tp*pp*dp) stay within 64 bits.
+inline constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
+inline constexpr std::int64_t kMaxWidth = std::int64_t{1}
+                                          << 22;  // hidden, heads, ffn, patch pixels
+inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;    // sequences
+inline constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;  // a million devices
+
+void read_model(const base::YamlNode& n, ModelConfig& m);
+void read_encoder(const base::YamlNode& n, EncoderConfig& e);
+void read_training(const base::YamlNode& n, TrainingConfig& t);
+void read_parallel(const base::YamlNode& n, ParallelConfig& p);
+void read_data(const base::YamlNode& n, DataConfig& d);
+ScheduleConfig read_schedule(const base::YamlNode& n);
+void read_cluster(const base::YamlNode& n, ClusterConfig& c);
+// The profile file a `hardware:` scalar names (a shipped name, or a path beside the scenario).
+std::string hardware_file(const base::YamlNode& hw);
+
+}  // namespace tessera::synth::reader

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/scenario/unmodelled_keys.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace tessera::synth {
+
+namespace {
+
+struct Unmodelled {
+  std::string_view section;
+  std::string_view key;
+  std::string_view value;  // "": the key itself is not modelled
+  std::string_view what;
+  std::string_view hint;
+};
+
+constexpr std::string_view kZeroHint =
+    "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
+
+constexpr std::array<Unmodelled, 7> kUnmodelled = {{
+    {"parallelism", "ep", "", "expert parallelism", ""},
+    {"parallelism", "cp", "", "context parallelism", ""},
+    {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
+    {"training", "zero", "", "ZeRO sharding", kZeroHint},
+    {"training", "precision", "fp8", "FP8 training", "use bf16 or fp16"},
+    {"training", "fp8_recipe", "", "FP8 training", ""},
+    {"training", "cuda_graphs", "", "CUDA graph capture", ""},
+}};
+
+}  // namespace
+
+void reject_unmodelled(const base::YamlNode& section, std::string_view section_name) {
+  if (!section.is_map()) {
+    return;
+  }
+  for (const Unmodelled& u : kUnmodelled) {
+    if (u.section != section_name || !section.has(u.key)) {
+      continue;
+    }
+    const base::YamlNode value = section.at(u.key);
+    if (u.value.empty()) {
+      throw base::InputError(
+          section.key_loc(u.key),
+          fmt::format("`{}.{}` ({}) is not modelled yet", u.section, u.key, u.what),
+          std::string(u.hint));
+    }
+    if (value.is_scalar() && value.as_string() == u.value) {
+      throw base::InputError(
+          value.loc(),
+          fmt::format("`{}.{}: {}` ({}) is not modelled yet", u.section, u.key, u.value, u.what),
+          std::string(u.hint));
+    }
+  }
+}
+
+}  // namespace tessera::synth

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by validate.cpp and validate_encoder.cpp. Internal to synth/scenario.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "synth/scenario/validate.h"
+
+namespace tessera::synth::detail {
+
+using Violations = std::vector<Violation>;
+
+// "dname=d does not divide nname=n" at `key` unless d divides n.
+void check_divides(Violations& out, std::string_view key, std::int64_t d, std::string_view dname,
+                   std::int64_t n, std::string_view nname);
+
+// The encoder region and the data mix against the model, the parallelism and the schedule.
+void check_encoder(const Scenario& s, Violations& out);
+
+}  // namespace tessera::synth::detail
