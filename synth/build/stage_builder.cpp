@@ -238,7 +238,8 @@ void StageBuilder::place_blocks() {
   };
   const std::int64_t llm_stages = place_->stages_per_pipe() - enc_stages_;
   const std::vector<std::int64_t> bounds =
-      parallel::layer_bounds(s.model.layers, llm_stages, s.parallel.stage_layers);
+      parallel::layer_bounds(s.model.layers, llm_stages,
+                             parallel::stage_layer_counts(s.parallel, s.model.layers, llm_stages));
   for (std::int32_t c = 0; c < place_->chunks(); ++c) {
     std::int32_t vs = place_->stage_of(stage_, c);
     std::vector<StageBlock> blocks;

@@ -46,4 +46,15 @@ std::vector<std::int64_t> first_last_split(std::int64_t layers, std::int64_t sta
   return counts;
 }
 
+std::vector<std::int64_t> stage_layer_counts(const ParallelConfig& p, std::int64_t layers,
+                                             std::int64_t stages) {
+  if (!p.stage_layers.empty()) {
+    return p.stage_layers;
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    return first_last_split(layers, stages, p.first_stage_layers, p.last_stage_layers);
+  }
+  return {};
+}
+
 }  // namespace tessera::synth::parallel

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "synth/scenario/scenario.h"
+
 namespace tessera::synth::parallel {
 
 // Layer boundaries: stage i holds layers [bounds[i], bounds[i+1]); bounds.size() == stages+1.
@@ -22,5 +24,11 @@ std::vector<std::int64_t> layer_bounds(std::int64_t layers, std::int64_t stages,
 // range, so that the caller can name the key.
 std::vector<std::int64_t> first_last_split(std::int64_t layers, std::int64_t stages,
                                            std::int64_t first, std::int64_t last);
+
+// The scenario's per-stage counts for `stages` LLM stages of a pipe: its stage_layers, or its
+// first/last-stage counts resolved by first_last_split (empty when they cannot be), or empty
+// for an even split.
+std::vector<std::int64_t> stage_layer_counts(const ParallelConfig& p, std::int64_t layers,
+                                             std::int64_t stages);
 
 }  // namespace tessera::synth::parallel

@@ -20,7 +20,8 @@ constexpr std::array<std::string_view, 9> kTrainingKeys = {
     "seq_len",   "global_batch", "micro_batch",
     "precision", "recompute",    "distributed_optimizer",
     "attention", "grad_bucket",  "overlap_grad_reduce"};
-constexpr std::array<std::string_view, 5> kParallelKeys = {"tp", "pp", "dp", "sp", "order"};
+constexpr std::array<std::string_view, 8> kParallelKeys = {
+    "tp", "pp", "dp", "sp", "order", "stage_layers", "first_stage_layers", "last_stage_layers"};
 
 // A fixed value ("4") or an inclusive range ("[0, 4]").
 IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
@@ -168,6 +169,20 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   }
   if (auto v = n.find("order")) {
     p.order = read_order(*v);
+  }
+  if (auto v = n.find("stage_layers")) {
+    if (!v->is_seq() || v->items().empty()) {
+      v->fail("expected a list of layer counts, one per pipeline stage of a pipe (e.g. [7, 8, 7])");
+    }
+    for (const YamlNode& c : v->items()) {
+      p.stage_layers.push_back(c.as_int(1, kMaxLayers));
+    }
+  }
+  if (auto v = n.find("first_stage_layers")) {
+    p.first_stage_layers = v->as_int(1, kMaxLayers);
+  }
+  if (auto v = n.find("last_stage_layers")) {
+    p.last_stage_layers = v->as_int(1, kMaxLayers);
   }
 }
 

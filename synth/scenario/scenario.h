@@ -72,9 +72,12 @@ struct ParallelConfig {
   std::int64_t dp = 1;
   bool sp = false;                                              // sequence parallel (needs tp > 1)
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
-  // The LLM's layers on each pipeline stage of a pipe, in pipe order (with virtual stages:
-  // per virtual stage); empty: an even split (synth/parallel/layer_split.h).
+  // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
+  // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),
+  // or Megatron-Core's first/last-stage counts (0: not given); neither: an even split.
   std::vector<std::int64_t> stage_layers;
+  std::int64_t first_stage_layers = 0;
+  std::int64_t last_stage_layers = 0;
 };
 
 // A vision encoder in front of the LLM (a multimodal model): patch embedding, transformer

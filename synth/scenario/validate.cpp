@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "synth/parallel/layer_split.h"
 #include "synth/scenario/validate_checks.h"
 #include "synth/schedule/pipeline_schedule.h"
 
@@ -92,6 +93,43 @@ void check_nodes(const Scenario& s, Violations& out) {
   }
 }
 
+// stage_layers, or first/last_stage_layers, must describe every LLM stage of a pipe.
+void check_uneven_split(const Scenario& s, Violations& out) {
+  const auto& p = s.parallel;
+  if (!p.stage_layers.empty() && (p.first_stage_layers > 0 || p.last_stage_layers > 0)) {
+    out.push_back({"parallelism.stage_layers",
+                   "give either stage_layers or first_stage_layers/last_stage_layers, not both"});
+    return;
+  }
+  schedule::Placement place(s.schedule, static_cast<int>(p.pp));
+  const bool encoder_stages = s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages;
+  const std::int64_t stages =
+      place.stages_per_pipe() - (encoder_stages ? s.schedule.encoder_stages : 0);
+  if (!p.stage_layers.empty()) {
+    std::int64_t sum = 0;
+    for (std::int64_t c : p.stage_layers) {
+      sum += c;
+    }
+    if (static_cast<std::int64_t>(p.stage_layers.size()) != stages || sum != s.model.layers) {
+      out.push_back({"parallelism.stage_layers",
+                     fmt::format("{} counts summing to {}, but a pipe has {} LLM stages and the "
+                                 "model {} layers",
+                                 p.stage_layers.size(), sum, stages, s.model.layers)});
+    }
+    return;
+  }
+  if (parallel::first_last_split(s.model.layers, stages, p.first_stage_layers, p.last_stage_layers)
+          .empty()) {
+    out.push_back(
+        {p.first_stage_layers > 0 ? "parallelism.first_stage_layers"
+                                  : "parallelism.last_stage_layers",
+         fmt::format("first_stage_layers={} and last_stage_layers={} leave {} layers, "
+                     "which the other stages of a pipe of {} cannot share evenly",
+                     p.first_stage_layers, p.last_stage_layers,
+                     s.model.layers - p.first_stage_layers - p.last_stage_layers, stages)});
+  }
+}
+
 void check_shards(const Scenario& s, Violations& out) {
   const auto& p = s.parallel;
   const auto& m = s.model;
@@ -99,12 +137,16 @@ void check_shards(const Scenario& s, Violations& out) {
   detail::check_divides(out, "parallelism.tp", p.tp, "tp", m.kv_heads, "model.kv_heads");
   detail::check_divides(out, "parallelism.tp", p.tp, "tp", m.ffn, "model.ffn");
   const bool encoder_stages = s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages;
-  if (!encoder_stages) {  // encoder stages: an uneven split
+  const bool uneven =
+      !p.stage_layers.empty() || p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (uneven) {
+    check_uneven_split(s, out);
+  } else if (!encoder_stages) {  // encoder stages: an uneven split
     detail::check_divides(out, "parallelism.pp", p.pp, "pp", m.layers, "model.layers");
   }
   // Each pipe holds the whole model (DualPipe: two copies), cut into its stages.
   schedule::Placement place(s.schedule, static_cast<int>(p.pp));
-  if (m.layers % place.stages_per_pipe() != 0 && s.schedule.encoder != EncoderPlacement::kStages) {
+  if (!uneven && m.layers % place.stages_per_pipe() != 0 && !encoder_stages) {
     out.push_back({"schedule.chunks",
                    fmt::format("the schedule's {} pipeline stages do not divide model.layers={}",
                                place.stages_per_pipe(), m.layers)});

@@ -7,11 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "synth/build/synthesize.h"
+#include "synth/scenario/validate.h"
 #include "tests/synth/synth_fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace tessera::synth {
 namespace {
@@ -56,8 +59,9 @@ std::set<std::string> layers_of(const graph::ExecGraph& g, std::size_t cls) {
 }
 
 TEST(LayerSplit, SynthesizedStagesHoldTheirLayersAndTheirWeights) {
-  Scenario s = testing::gpt_scenario(5, 256, 4, 1, 2, 1);
+  Scenario s = testing::gpt_scenario_unchecked(5, 256, 4, 1, 2, 1);
   s.parallel.stage_layers = {2, 3};
+  check_or_throw(s);
   graph::ExecGraph g = synthesize(s);
   ASSERT_EQ(g.classes.size(), 2U);
   EXPECT_EQ(layers_of(g, 0), (std::set<std::string>{"L0", "L1"}));
@@ -67,6 +71,28 @@ TEST(LayerSplit, SynthesizedStagesHoldTheirLayersAndTheirWeights) {
   graph::ExecGraph e = synthesize(even);
   EXPECT_LT(g.classes[0].static_memory, e.classes[0].static_memory);
   EXPECT_EQ(layers_of(e, 0), (std::set<std::string>{"L0", "L1", "L2"}));
+}
+
+// Llama-3-405B's 126 layers on 16 stages, as Megatron-Core runs it: 7 + 14 x 8 + 7, from a
+// scenario file (the loader's keys, its validation, then synthesis).
+TEST(LayerSplit, Llama3_405BOnSixteenStagesFromAScenario) {
+  tessera::testing::TempDir dir;
+  const std::string path = dir.path() + "/405b.yaml";
+  std::ofstream(path) << "model: llama3-405b\n"
+                         "training: {seq_len: 8192, global_batch: 16, micro_batch: 1}\n"
+                         "parallelism: {tp: 8, pp: 16, first_stage_layers: 7, "
+                         "last_stage_layers: 7}\n"
+                         "cluster: {hardware: h100-sxm, topology: dgx-h100-superpod, devices: "
+                         "128}\n"
+                         "schedule: 1f1b\n";
+  Scenario s = load_scenario(path);
+  EXPECT_EQ(s.parallel.first_stage_layers, 7);
+  graph::ExecGraph g = synthesize(s);
+  ASSERT_EQ(g.classes.size(), 16U);
+  EXPECT_EQ(layers_of(g, 0).size(), 7U);
+  EXPECT_EQ(layers_of(g, 1).size(), 8U);
+  EXPECT_EQ(layers_of(g, 15).size(), 7U);
+  EXPECT_EQ(layers_of(g, 15).count("L125"), 1U);
 }
 
 }  // namespace
