@@ -127,12 +127,29 @@ struct RankGraph {
   }
 };
 
+// The training setup the step was synthesized for, for the report's configuration fields
+// (zero / empty when unknown, as for an imported trace).
+struct StepConfig {
+  std::int64_t tp = 0, pp = 0, dp = 0;
+  bool sp = false;
+  std::int64_t micro_batch = 0;   // sequences per microbatch
+  std::int64_t global_batch = 0;  // sequences per step
+  std::int64_t seq_len = 0;
+  std::string recompute;  // "none" | "selective" | "full"
+  std::string attention;  // "flash" | "unfused"
+};
+
 // What the report needs to turn times into MFU and throughput.
 struct StepInfo {
-  double model_flops = 0.0;      // per step, all devices, MFU convention (no recompute)
-  double hardware_flops = 0.0;   // per step, all devices, including recompute
-  double tokens = 0.0;           // tokens per step (global batch x sequence)
-  std::string flops_convention;  // how model_flops was counted, for the report
+  double model_flops = 0.0;     // per step, all devices, MFU convention (no recompute)
+  double hardware_flops = 0.0;  // per step, all devices, including recompute
+  double tokens = 0.0;          // tokens per step (global batch x sequence)
+  // The part of model_flops spent in causally masked attention (scores and context, forward
+  // and backward), counted in full; the causal convention counts it half.
+  double causal_attention_flops = 0.0;
+  std::string flops_convention;    // how model_flops was counted, for the report
+  std::vector<std::string> notes;  // what the reader should know about the setup, one line each
+  StepConfig config;
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and

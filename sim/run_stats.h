@@ -28,6 +28,8 @@ struct RankStats {
   double peak_memory = 0.0;                                       // bytes, static + dynamic peak
   double static_memory = 0.0;  // weights, gradients, optimizer states
   bool oom = false;            // peak_memory above the profile's usable capacity
+  std::int32_t tp_index = 0;   // position in its tensor-parallel group (0 without one)
+  std::int32_t dp_index = 0;   // position in its data-parallel group (0 without one)
 };
 
 // One timed interval on a stream, for timeline.json.

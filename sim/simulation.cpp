@@ -64,6 +64,19 @@ RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimT
   return r;
 }
 
+// Each rank's position in its TP and DP groups (ring order), for ranks.csv.
+void group_positions(const graph::ExecGraph& graph, std::vector<RankStats>& ranks) {
+  for (const graph::Group& grp : graph.groups) {
+    if (grp.kind != graph::GroupKind::kTP && grp.kind != graph::GroupKind::kDP) {
+      continue;
+    }
+    for (std::size_t i = 0; i < grp.ranks.size(); ++i) {
+      RankStats& k = ranks[static_cast<std::size_t>(grp.ranks[i])];
+      (grp.kind == graph::GroupKind::kTP ? k.tp_index : k.dp_index) = static_cast<std::int32_t>(i);
+    }
+  }
+}
+
 RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
                  exec::Executor& executor, const hw::Profile& profile, const SimOptions& options) {
   const auto& instances = executor.instances();
@@ -82,6 +95,7 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
     auto inst = static_cast<std::size_t>(plan.instance_of_rank[static_cast<std::size_t>(r)]);
     out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
   }
+  group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());
   return out;
 }

@@ -205,6 +205,7 @@ void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMeta
   add_meta(meta, tattr::kModelFlops).set_double_val(c.graph.info.model_flops);
   add_meta(meta, tattr::kHardwareFlops).set_double_val(c.graph.info.hardware_flops);
   add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
+  add_meta(meta, tattr::kCausalAttentionFlops).set_double_val(c.graph.info.causal_attention_flops);
   add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
   std::set<std::int32_t> used;
   for (const Node& n : rg.nodes) {

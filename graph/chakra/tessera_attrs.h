@@ -28,15 +28,16 @@ inline constexpr std::size_t kNodeCompute = 8;
 inline constexpr std::size_t kNodeGemm = 12;
 
 // GlobalMetadata attributes.
-inline constexpr const char* kProducer = "tessera.producer";                 // string "tessera"
-inline constexpr const char* kRank = "tessera.rank";                         // int64
-inline constexpr const char* kStage = "tessera.stage";                       // int64
-inline constexpr const char* kStaticMemory = "tessera.static_memory";        // int64 bytes
-inline constexpr const char* kPrecision = "tessera.precision";               // string, dtype_name
-inline constexpr const char* kModelFlops = "tessera.model_flops";            // double
-inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";      // double
-inline constexpr const char* kTokens = "tessera.tokens";                     // double
-inline constexpr const char* kFlopsConvention = "tessera.flops_convention";  // string
+inline constexpr const char* kProducer = "tessera.producer";             // string "tessera"
+inline constexpr const char* kRank = "tessera.rank";                     // int64
+inline constexpr const char* kStage = "tessera.stage";                   // int64
+inline constexpr const char* kStaticMemory = "tessera.static_memory";    // int64 bytes
+inline constexpr const char* kPrecision = "tessera.precision";           // string, dtype_name
+inline constexpr const char* kModelFlops = "tessera.model_flops";        // double
+inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";  // double
+inline constexpr const char* kTokens = "tessera.tokens";                 // double
+inline constexpr const char* kCausalAttentionFlops = "tessera.causal_attention_flops";  // double
+inline constexpr const char* kFlopsConvention = "tessera.flops_convention";             // string
 // Per group the rank uses, <pg> its pg_name: kind (group_kind_name) and ranks in ring order.
 inline constexpr std::string_view kGroupKindPrefix = "tessera.group_kind.";    // string
 inline constexpr std::string_view kGroupRanksPrefix = "tessera.group_ranks.";  // int64 list

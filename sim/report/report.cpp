@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "base/error.h"
+#include "sim/report/config_fields.h"
 
 namespace tessera::sim::report {
 
@@ -20,6 +21,7 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
   double capacity = r.step_time_s * static_cast<double>(devices) * r.peak_flops;
   if (capacity > 0.0) {
     m.mfu = g.info.model_flops / capacity;
+    m.mfu_causal = (g.info.model_flops - 0.5 * g.info.causal_attention_flops) / capacity;
     m.hfu = g.info.hardware_flops / capacity;
   }
   if (r.step_time_s > 0.0) {
@@ -67,7 +69,13 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
                  ? fmt::format(", {} microbatches per replica", label.microbatches)
                  : "");
   fmt::print(out, "  step time        {}\n", format_seconds(t));
-  fmt::print(out, "  MFU              {:.1f} %   (HFU {:.1f} %)\n", 100.0 * m.mfu, 100.0 * m.hfu);
+  fmt::print(out,
+             "  MFU              {:.1f} %   (HFU {:.1f} %)   attention without causal halving\n",
+             100.0 * m.mfu, 100.0 * m.hfu);
+  if (g.info.causal_attention_flops > 0.0) {
+    fmt::print(out, "  MFU causal       {:.1f} %   causal attention FLOPs halved\n",
+               100.0 * m.mfu_causal);
+  }
   fmt::print(out, "  throughput       {:.0f} tokens/s per device ({:.0f} tokens/s total)\n",
              m.tokens_per_s_per_device, m.tokens_per_s);
   fmt::print(out, "  model FLOPs      {:.4g} per step\n", g.info.model_flops);
@@ -93,6 +101,9 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
   row("idle (bubble)", m.idle_s);
   fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
              format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
+  for (const std::string& note : g.info.notes) {
+    fmt::print(out, "  note: {}\n", note);
+  }
 }
 
 nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
@@ -117,6 +128,7 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"microbatches", label.microbatches},
       {"step_time_s", r.step_time_s},
       {"mfu", m.mfu},
+      {"mfu_causal", m.mfu_causal},
       {"hfu", m.hfu},
       {"tokens_per_s", m.tokens_per_s},
       {"tokens_per_s_per_device", m.tokens_per_s_per_device},
@@ -133,9 +145,13 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
         {"compute_by_op_s", by_class},
         {"exposed_comm_s", exposed},
         {"idle_s", m.idle_s}}},
+      {"notes", g.info.notes},
       {"simulated_ranks", r.simulated_ranks},
       {"events", r.events},
   };
+  for (const ConfigField& f : config_fields(label, g)) {
+    j[f.name] = f.value;
+  }
   return j;
 }
 
@@ -151,7 +167,7 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     out << ",comm_" << kind_name(i) << "_s";
   }
-  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom\n";
+  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom,tp_index,dp_index\n";
   for (const RankStats& k : r.ranks) {
     out << fmt::format("{},{},{:.9g},{:.9g}", k.rank, k.stage, k.end_s, k.compute_s);
     for (double e : k.exposed_comm_s) {
@@ -160,8 +176,8 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
     for (double c : k.comm_s) {
       out << fmt::format(",{:.9g}", c);
     }
-    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}\n", k.idle_s, k.flops, k.static_memory,
-                       k.peak_memory, k.oom ? 1 : 0);
+    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{},{},{}\n", k.idle_s, k.flops,
+                       k.static_memory, k.peak_memory, k.oom ? 1 : 0, k.tp_index, k.dp_index);
   }
 }
 

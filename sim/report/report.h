@@ -8,25 +8,15 @@
 #include <string>
 
 #include "graph/exec_graph.h"
+#include "sim/report/run_label.h"
 #include "sim/run_stats.h"
 
 namespace tessera::sim::report {
 
-// Names for the headline, supplied by the caller.
-struct RunLabel {
-  std::string scenario;
-  std::string model;
-  std::string hardware;
-  std::string topology;
-  std::string parallelism;  // "TP8 PP8 DP16 SP"
-  std::string schedule;
-  std::int64_t devices = 0;
-  std::int64_t microbatches = 0;
-};
-
 // Derived figures; the breakdown is the mean over ranks, so its parts add up to the step.
 struct Metrics {
-  double mfu = 0.0;
+  double mfu = 0.0;         // attention counted in full, causal mask or not (Megatron's convention)
+  double mfu_causal = 0.0;  // causally masked attention counted half (what the kernel computes)
   double hfu = 0.0;
   double tokens_per_s = 0.0;
   double tokens_per_s_per_device = 0.0;

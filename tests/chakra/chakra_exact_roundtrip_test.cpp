@@ -70,6 +70,8 @@ void expect_identical(const sim::RunStats& a, const sim::RunStats& b) {
     EXPECT_EQ(x.peak_memory, y.peak_memory) << "rank " << r;
     EXPECT_EQ(x.static_memory, y.static_memory) << "rank " << r;
     EXPECT_EQ(x.oom, y.oom) << "rank " << r;
+    EXPECT_EQ(x.tp_index, y.tp_index) << "rank " << r;
+    EXPECT_EQ(x.dp_index, y.dp_index) << "rank " << r;
   }
 }
 
