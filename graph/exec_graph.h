@@ -85,10 +85,14 @@ struct GemmDims {
 };
 
 struct Node {
-  double flops = 0.0;                 // compute: FLOPs executed (2 per multiply-add)
-  double bytes = 0.0;                 // compute: HBM bytes read + written; comm: payload (above)
-  std::int64_t mem_alloc = 0;         // bytes allocated when the node starts
-  std::int64_t mem_free = 0;          // bytes released when the node ends
+  double flops = 0.0;          // compute: FLOPs executed (2 per multiply-add)
+  double bytes = 0.0;          // compute: HBM bytes read + written; comm: payload (above)
+  std::int64_t mem_alloc = 0;  // bytes allocated when the node starts
+  std::int64_t mem_free = 0;   // bytes released when the node ends
+  // The parts of mem_alloc / mem_free that are communication buffers (collective outputs
+  // read within their block); the rest are activations and their gradients.
+  std::int64_t comm_alloc = 0;
+  std::int64_t comm_free = 0;
   base::SimTime fixed_duration = -1;  // >= 0: use this duration instead of the models
   GemmDims gemm;
   std::uint32_t name = 0;   // index into ExecGraph::names
@@ -117,6 +121,8 @@ struct RankGraph {
   std::vector<std::uint32_t> dep_begin{0};
   std::vector<NodeId> deps;
   std::int64_t static_memory = 0;  // weights, gradients, optimizer states: held all step
+  std::int64_t weight_memory = 0;  // the weights' part of static_memory
+  std::int64_t grad_memory = 0;    // the gradients' part (the rest is optimizer state)
   std::int32_t stage = 0;          // pipeline stage, for reports
 
   NodeId add(const Node& n, std::initializer_list<NodeId> on = {});

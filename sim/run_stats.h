@@ -12,6 +12,15 @@
 
 namespace tessera::sim {
 
+// A rank's memory at its peak, by what holds it; the parts sum to the peak exactly.
+struct MemoryBreakdown {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;     // optimizer states (fp32 master weights, Adam moments)
+  double activations = 0.0;   // activations and their gradients, pipeline messages
+  double comm_buffers = 0.0;  // collective outputs still held
+};
+
 struct RankStats {
   std::int32_t rank = 0;
   std::int32_t stage = 0;
@@ -26,10 +35,15 @@ struct RankStats {
   double flops = 0.0;                                  // FLOPs this rank executed (hardware FLOPs)
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   double peak_memory = 0.0;                                       // bytes, static + dynamic peak
-  double static_memory = 0.0;  // weights, gradients, optimizer states
-  bool oom = false;            // peak_memory above the profile's usable capacity
-  std::int32_t tp_index = 0;   // position in its tensor-parallel group (0 without one)
-  std::int32_t dp_index = 0;   // position in its data-parallel group (0 without one)
+  double static_memory = 0.0;      // weights, gradients, optimizer states
+  bool oom = false;                // peak_memory above the profile's usable capacity
+  MemoryBreakdown peak_breakdown;  // at the first moment memory reached peak_memory
+  // Bytes this rank sends in the step, per group kind (TP, DP, PP, CP, EP): a collective over
+  // n ranks with payload P counts as in a ring (all-reduce 2(n-1)/n P, all-gather,
+  // reduce-scatter and all-to-all (n-1)/n P, broadcast P); a pipeline send counts its payload.
+  std::array<double, graph::kNumGroupKinds> sent_bytes{};
+  std::int32_t tp_index = 0;  // position in its tensor-parallel group (0 without one)
+  std::int32_t dp_index = 0;  // position in its data-parallel group (0 without one)
 };
 
 // One timed interval on a stream, for timeline.json.

@@ -14,6 +14,7 @@
 #include "sim/exec/executor.h"
 #include "sim/exec/graph_check.h"
 #include "sim/exec/graph_index.h"
+#include "sim/exec/sent_bytes.h"
 #include "sim/exec/sharing/sharing_plan.h"
 #include "sim/kernel/scheduler.h"
 #include "sim/models/collective/flow_routing.h"
@@ -40,6 +41,19 @@ std::vector<exec::GraphIndex> index_classes(const graph::ExecGraph& graph,
   return index;
 }
 
+// Integer parts, so that they sum to the peak exactly: static memory by kind, the
+// communication buffers held at the peak, and the rest (activations).
+MemoryBreakdown peak_breakdown(const exec::InstanceState& s) {
+  const graph::RankGraph& g = *s.graph;
+  MemoryBreakdown b;
+  b.weights = static_cast<double>(g.weight_memory);
+  b.gradients = static_cast<double>(g.grad_memory);
+  b.optimizer = static_cast<double>(g.static_memory - g.weight_memory - g.grad_memory);
+  b.comm_buffers = static_cast<double>(s.peak_comm);
+  b.activations = static_cast<double>(s.peak_memory - g.static_memory - s.peak_comm);
+  return b;
+}
+
 RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimTime step,
                      double usable_memory) {
   RankStats r;
@@ -61,6 +75,7 @@ RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimT
   r.peak_memory = static_cast<double>(s.peak_memory);
   r.static_memory = static_cast<double>(s.graph->static_memory);
   r.oom = r.peak_memory > usable_memory;
+  r.peak_breakdown = peak_breakdown(s);
   return r;
 }
 
@@ -91,9 +106,12 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   out.simulated_ranks = static_cast<std::int32_t>(instances.size());
   out.sharing_fallback = plan.fallback_reason;
   out.ranks.reserve(static_cast<std::size_t>(graph.num_ranks));
+  const std::vector<exec::SentBytes> sent = exec::sent_bytes_per_class(graph);
   for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
     auto inst = static_cast<std::size_t>(plan.instance_of_rank[static_cast<std::size_t>(r)]);
     out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
+    out.ranks.back().sent_bytes =
+        sent[static_cast<std::size_t>(graph.class_of_rank[static_cast<std::size_t>(r)])];
   }
   group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());
@@ -114,14 +132,14 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   kernel::Scheduler scheduler;
   models::FlowNetworkModel network(scheduler, table);
   const models::RooflineComputeModel compute(profile);
-  exec::ExecSetup setup{&graph,
-                        &plan,
-                        &index,
-                        &paths,
-                        &compute,
-                        &profile,
-                        options.record_timeline,
-                        options.eager_sends};
+  exec::ExecSetup setup{.graph = &graph,
+                        .plan = &plan,
+                        .index = &index,
+                        .paths = &paths,
+                        .compute = &compute,
+                        .profile = &profile,
+                        .record_timeline = options.record_timeline,
+                        .eager_sends = options.eager_sends};
   exec::Executor executor(scheduler, network, setup);
   executor.start();
   scheduler.run();

@@ -19,9 +19,11 @@ namespace tessera::graph::chakra::tattr {
 //   [..., op, dtype, m, n, k, batch]                                     GEMMs
 // enums as their exec_graph.h / dtype.h values. The others appear only where needed: exact
 // flops/bytes where num_ops/tensor_size/comm_size do not carry them, the fixed duration.
-inline constexpr const char* kNode = "tessera.node";               // int64 list, above
-inline constexpr const char* kFlops = "tessera.flops";             // double
-inline constexpr const char* kBytes = "tessera.bytes";             // double (Node::bytes)
+inline constexpr const char* kNode = "tessera.node";    // int64 list, above
+inline constexpr const char* kFlops = "tessera.flops";  // double
+inline constexpr const char* kBytes = "tessera.bytes";  // double (Node::bytes)
+// [comm_alloc, comm_free] where either is nonzero: the communication-buffer part of memory.
+inline constexpr const char* kCommMemory = "tessera.comm_memory";  // int64 list
 inline constexpr const char* kDurationPs = "tessera.duration_ps";  // int64, fixed_duration
 inline constexpr std::size_t kNodeCommon = 6;                      // entries every node has
 inline constexpr std::size_t kNodeCompute = 8;
@@ -32,6 +34,8 @@ inline constexpr const char* kProducer = "tessera.producer";             // stri
 inline constexpr const char* kRank = "tessera.rank";                     // int64
 inline constexpr const char* kStage = "tessera.stage";                   // int64
 inline constexpr const char* kStaticMemory = "tessera.static_memory";    // int64 bytes
+inline constexpr const char* kWeightMemory = "tessera.weight_memory";    // int64 bytes
+inline constexpr const char* kGradMemory = "tessera.grad_memory";        // int64 bytes
 inline constexpr const char* kPrecision = "tessera.precision";           // string, dtype_name
 inline constexpr const char* kModelFlops = "tessera.model_flops";        // double
 inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";  // double

@@ -190,7 +190,11 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
   s.memory += node.mem_alloc;
-  s.peak_memory = std::max(s.peak_memory, s.memory);
+  s.comm_memory += node.comm_alloc;
+  if (s.memory > s.peak_memory) {
+    s.peak_memory = s.memory;
+    s.peak_comm = s.comm_memory;
+  }
   if (node.kind == graph::NodeKind::kCompute) {
     s.busy.begin_compute(now);
   } else {
@@ -206,6 +210,7 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
   s.memory -= node.mem_free;
+  s.comm_memory -= node.comm_free;
   if (node.kind == graph::NodeKind::kCompute) {
     s.busy.end_compute(now);
     s.flops += node.flops;

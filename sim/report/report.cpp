@@ -39,9 +39,13 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
           k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
     }
     m.idle_s += k.idle_s / n;
+    for (std::size_t i = 0; i < m.comm_bytes.size(); ++i) {
+      m.comm_bytes[i] += k.sent_bytes[i] / n;
+    }
     if (k.peak_memory > m.peak_hbm) {
       m.peak_hbm = k.peak_memory;
       m.peak_rank = k.rank;
+      m.peak_breakdown = k.peak_breakdown;
     }
     m.oom = m.oom || k.oom;
   }
@@ -56,6 +60,37 @@ double pct(double part, double whole) {
 
 std::string kind_name(int i) {
   return std::string(graph::group_kind_name(static_cast<graph::GroupKind>(i)));
+}
+
+// The peak's parts in a fixed order, with their summary.json keys.
+std::vector<std::pair<std::string, double>> breakdown_parts(const MemoryBreakdown& b) {
+  return {{"weights", b.weights},
+          {"gradients", b.gradients},
+          {"optimizer", b.optimizer},
+          {"activations", b.activations},
+          {"comm_buffers", b.comm_buffers}};
+}
+
+void print_memory(std::ostream& out, const RunStats& r, const Metrics& m) {
+  fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
+             format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
+  for (const auto& [name, bytes] : breakdown_parts(m.peak_breakdown)) {
+    std::string label = name == "comm_buffers" ? "comm buffers" : name;
+    fmt::print(out, "    {:<17} {:>10}  {:5.1f} %\n", label, format_bytes(bytes),
+               pct(bytes, m.peak_hbm));
+  }
+}
+
+// Bytes a rank sends per group kind (mean over ranks), the kinds the run uses.
+void print_comm_bytes(std::ostream& out, const Metrics& m) {
+  std::string parts;
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    double b = m.comm_bytes[static_cast<std::size_t>(i)];
+    if (b > 0.0 || i <= static_cast<int>(graph::GroupKind::kPP)) {
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", kind_name(i), format_bytes(b));
+    }
+  }
+  fmt::print(out, "  sent per rank    {}   (mean over ranks; ring bytes on the wire)\n", parts);
 }
 
 }  // namespace
@@ -99,8 +134,8 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
     }
   }
   row("idle (bubble)", m.idle_s);
-  fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
-             format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
+  print_comm_bytes(out, m);
+  print_memory(out, r, m);
   for (const std::string& note : g.info.notes) {
     fmt::print(out, "  note: {}\n", note);
   }
@@ -111,6 +146,14 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
   nlohmann::json exposed = nlohmann::json::object();
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     exposed[kind_name(i)] = m.exposed_comm_s[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json sent = nlohmann::json::object();
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    sent[kind_name(i)] = m.comm_bytes[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json peak_parts = nlohmann::json::object();
+  for (const auto& [name, bytes] : breakdown_parts(m.peak_breakdown)) {
+    peak_parts[name] = bytes;
   }
   nlohmann::json by_class = nlohmann::json::object();
   for (int c = 0; c < graph::kNumOpClasses; ++c) {
@@ -138,6 +181,8 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"peak_flops_per_device", r.peak_flops},
       {"peak_hbm_bytes", m.peak_hbm},
       {"peak_hbm_rank", m.peak_rank},
+      {"peak_hbm_breakdown_bytes", peak_parts},
+      {"comm_bytes", sent},
       {"hbm_capacity_bytes", r.hbm_capacity},
       {"out_of_memory", m.oom},
       {"breakdown",
@@ -167,7 +212,14 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     out << ",comm_" << kind_name(i) << "_s";
   }
-  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom,tp_index,dp_index\n";
+  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom";
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    out << ",sent_" << kind_name(i) << "_bytes";
+  }
+  for (const auto& part : breakdown_parts({})) {
+    out << ",peak_" << part.first << "_bytes";
+  }
+  out << ",tp_index,dp_index\n";
   for (const RankStats& k : r.ranks) {
     out << fmt::format("{},{},{:.9g},{:.9g}", k.rank, k.stage, k.end_s, k.compute_s);
     for (double e : k.exposed_comm_s) {
@@ -176,8 +228,15 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
     for (double c : k.comm_s) {
       out << fmt::format(",{:.9g}", c);
     }
-    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{},{},{}\n", k.idle_s, k.flops,
-                       k.static_memory, k.peak_memory, k.oom ? 1 : 0, k.tp_index, k.dp_index);
+    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}", k.idle_s, k.flops, k.static_memory,
+                       k.peak_memory, k.oom ? 1 : 0);
+    for (double b : k.sent_bytes) {
+      out << fmt::format(",{:.0f}", b);
+    }
+    for (const auto& part : breakdown_parts(k.peak_breakdown)) {
+      out << fmt::format(",{:.0f}", part.second);
+    }
+    out << fmt::format(",{},{}\n", k.tp_index, k.dp_index);
   }
 }
 

@@ -26,6 +26,9 @@ struct Metrics {
   double idle_s = 0.0;
   double peak_hbm = 0.0;
   std::int32_t peak_rank = 0;
+  MemoryBreakdown peak_breakdown;  // peak_rank's peak by what holds it
+  // Mean over ranks of the bytes a rank sends per group kind (RankStats::sent_bytes).
+  std::array<double, graph::kNumGroupKinds> comm_bytes{};
   bool oom = false;
 };
 
