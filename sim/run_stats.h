@@ -56,16 +56,35 @@ struct Span {
   base::SimTime end = 0;
   double bytes = 0.0;  // comm payload or compute bytes
   double flops = 0.0;
+  graph::NodeKind kind = graph::NodeKind::kCompute;
+  graph::OpClass op = graph::OpClass::kElementwise;  // compute
+  graph::GroupKind group = graph::GroupKind::kTP;    // communication
+};
+
+// HBM in use on a rank from `time` on, for the timeline's memory counter.
+struct MemorySample {
+  std::int32_t rank = 0;
+  base::SimTime time = 0;
+  std::int64_t bytes = 0;
+};
+
+// A rank the timeline shows, and the simulated rank whose spans it shows (the same rank, or
+// the representative of the instance it shares).
+struct TimelineRank {
+  std::int32_t rank = 0;
+  std::int32_t source = 0;
 };
 
 struct RunStats {
   double step_time_s = 0.0;
   std::vector<RankStats> ranks;      // every rank, in rank order
   std::vector<Span> spans;           // filled when timeline recording is on (representative ranks)
-  std::uint64_t events = 0;          // simulated events processed
-  std::int32_t simulated_ranks = 0;  // distinct rank instances actually simulated
-  double hbm_capacity = 0.0;         // usable bytes per device
-  double peak_flops = 0.0;           // per device, for the step's dtype
+  std::vector<MemorySample> memory;  // with spans: each change of a recorded rank's HBM in use
+  std::vector<TimelineRank> timeline_ranks;  // with spans: the ranks the timeline shows
+  std::uint64_t events = 0;                  // simulated events processed
+  std::int32_t simulated_ranks = 0;          // distinct rank instances actually simulated
+  double hbm_capacity = 0.0;                 // usable bytes per device
+  double peak_flops = 0.0;                   // per device, for the step's dtype
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
 };

@@ -21,6 +21,7 @@
 #include "sim/models/compute/roofline_compute_model.h"
 #include "sim/models/network/flow_network_model.h"
 #include "sim/models/network/path_table.h"
+#include "sim/timeline_pick.h"
 
 namespace tessera::sim {
 
@@ -115,6 +116,7 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   }
   group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());
+  out.memory = std::move(executor.memory_samples());
   return out;
 }
 
@@ -139,7 +141,13 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .compute = &compute,
                         .profile = &profile,
                         .record_timeline = options.record_timeline,
+                        .recorded = {},
                         .eager_sends = options.eager_sends};
+  TimelinePick pick;
+  if (options.record_timeline) {
+    pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);
+    setup.recorded = pick.recorded;
+  }
   exec::Executor executor(scheduler, network, setup);
   executor.start();
   scheduler.run();
@@ -148,6 +156,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   }
   RunStats stats = collect(graph, plan, executor, profile, options);
   stats.events = scheduler.events_processed();
+  stats.timeline_ranks = std::move(pick.ranks);
   return stats;
 }
 

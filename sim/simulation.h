@@ -3,6 +3,8 @@
 // hardware profile and a topology, and returns the statistics the reports are made from.
 #pragma once
 
+#include <vector>
+
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/run_stats.h"
@@ -10,8 +12,13 @@
 
 namespace tessera::sim {
 
+inline constexpr std::size_t kDefaultTimelineRanks = 16;
+
 struct SimOptions {
   bool record_timeline = false;  // fill RunStats::spans
+  // The ranks whose spans and memory are recorded; empty: the simulated instances'
+  // representatives, at most kDefaultTimelineRanks of them (each pipeline stage's first).
+  std::vector<std::int32_t> timeline_ranks;
   // Simulate one instance per rank class (ExecGraph::classes) when the ranks of a class also
   // see identical network conditions; off: every rank is simulated on its own.
   bool share_rank_classes = true;

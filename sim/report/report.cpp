@@ -240,43 +240,4 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   }
 }
 
-void write_timeline(const std::string& path, const graph::ExecGraph& g, const RunStats& r) {
-  std::ofstream out(path);
-  if (!out) {
-    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write file");
-  }
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    out << (first ? "" : ",\n");
-    first = false;
-  };
-  std::vector<std::int32_t> ranks;
-  for (const Span& s : r.spans) {
-    if (std::find(ranks.begin(), ranks.end(), s.rank) == ranks.end()) {
-      ranks.push_back(s.rank);
-    }
-  }
-  std::sort(ranks.begin(), ranks.end());
-  for (std::int32_t rank : ranks) {
-    sep();
-    out << fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}})",
-                       rank, rank);
-    for (int st = 0; st < graph::kNumStreams; ++st) {
-      sep();
-      out << fmt::format(
-          R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})", rank, st,
-          graph::stream_name(static_cast<graph::Stream>(st)));
-    }
-  }
-  for (const Span& s : r.spans) {
-    sep();
-    out << fmt::format(
-        R"({{"name":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"microbatch":{},"bytes":{:.0f},"flops":{:.0f}}}}})",
-        g.names[s.name], s.rank, static_cast<int>(s.stream), base::to_us(s.start),
-        base::to_us(s.end - s.start), s.microbatch, s.bytes, s.flops);
-  }
-  out << "\n]}\n";
-}
-
 }  // namespace tessera::sim::report

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "graph/exec_graph.h"
+#include "sim/report/rank_list.h"
 #include "sim/report/run_label.h"
+#include "sim/report/timeline.h"
 #include "sim/run_stats.h"
 
 namespace tessera::sim::report {
@@ -39,7 +41,5 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
 nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
                             const Metrics& m);
 void write_ranks_csv(const std::string& path, const RunStats& r);
-// Chrome trace-event JSON: pid = rank, tid = stream, microsecond timestamps.
-void write_timeline(const std::string& path, const graph::ExecGraph& g, const RunStats& r);
 
 }  // namespace tessera::sim::report

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the simulator hands the report beyond times: bytes sent per group kind (closed forms
-// of the ring convention), the peak-memory breakdown and group positions.
+// of the ring convention), the peak-memory breakdown, group positions, and which ranks the
+// timeline records.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "sim/exec/sent_bytes.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -97,6 +99,28 @@ TEST(MemoryBreakdown, PartsSumToThePeak) {
   EXPECT_DOUBLE_EQ(m.optimizer, 50.0);
   EXPECT_DOUBLE_EQ(m.comm_buffers, 10.0);
   EXPECT_DOUBLE_EQ(m.activations, 70.0);
+  // The memory counter: one sample per time it changes, the last change at a time winning
+  // (at 0: static memory, then a's allocation).
+  ASSERT_GE(s.memory.size(), 3U);
+  EXPECT_EQ(s.memory.front().time, 0);
+  EXPECT_EQ(s.memory.front().bytes, 150);
+  EXPECT_EQ(s.memory.back().bytes, 100);
+}
+
+TEST(TimelinePick, ChosenRanksOnly) {
+  hw::Profile p = test_profile();
+  ExecGraph g = three_ranks();
+  SimOptions o;
+  o.record_timeline = true;
+  o.timeline_ranks = {1};
+  RunStats s = simulate(g, make_cluster(p, 8), p, o);
+  ASSERT_EQ(s.timeline_ranks.size(), 1U);
+  EXPECT_EQ(s.timeline_ranks[0].rank, 1);
+  EXPECT_EQ(s.timeline_ranks[0].source, 1);
+  o.timeline_ranks = {3};
+  EXPECT_THROW(simulate(g, make_cluster(p, 8), p, o), base::InputError);
+  o.timeline_ranks = {};
+  EXPECT_EQ(simulate(g, make_cluster(p, 8), p, o).timeline_ranks.size(), 3U);
 }
 
 }  // namespace
