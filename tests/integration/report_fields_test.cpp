@@ -117,5 +117,39 @@ TEST(ReportFields, ConfigurationAsFields) {
   }
 }
 
+// DP8 without tensor or pipeline parallelism: each rank all-reduces the fp32 gradients of
+// every parameter once, 2 (n-1)/n x 4 bytes x parameters in a ring, and sends nothing else.
+TEST(ReportFields, DataParallelBytesSentMatchTheRingClosedForm) {
+  synth::Scenario s = tiny_like(1, 1, 8);
+  s.training.global_batch = 16;
+  Outcome r = run(s);
+  const double params = s.model.parameters();
+  const double expected = 2.0 * 7.0 / 8.0 * 4.0 * params;
+  for (const sim::RankStats& k : r.stats.ranks) {
+    EXPECT_DOUBLE_EQ(k.sent_bytes[static_cast<std::size_t>(graph::GroupKind::kDP)], expected);
+    EXPECT_EQ(k.sent_bytes[static_cast<std::size_t>(graph::GroupKind::kTP)], 0.0);
+    EXPECT_EQ(k.sent_bytes[static_cast<std::size_t>(graph::GroupKind::kPP)], 0.0);
+  }
+  EXPECT_DOUBLE_EQ(r.metrics.comm_bytes[static_cast<std::size_t>(graph::GroupKind::kDP)], expected);
+}
+
+// On every integration case and rank the five parts of the peak sum to it exactly, none is
+// negative, and static memory splits as 2 + 4 + the rest bytes per parameter.
+TEST(ReportFields, PeakBreakdownSumsToThePeak) {
+  for (const Case& c : cases()) {
+    Outcome r = run(c.scenario);
+    for (const sim::RankStats& k : r.stats.ranks) {
+      const sim::MemoryBreakdown& b = k.peak_breakdown;
+      EXPECT_EQ(b.weights + b.gradients + b.optimizer + b.activations + b.comm_buffers,
+                k.peak_memory)
+          << c.name << " rank " << k.rank;
+      EXPECT_GE(b.activations, 0.0) << c.name << " rank " << k.rank;
+      EXPECT_GE(b.comm_buffers, 0.0) << c.name << " rank " << k.rank;
+      EXPECT_GE(b.optimizer, 0.0) << c.name << " rank " << k.rank;
+      EXPECT_EQ(b.gradients, 2.0 * b.weights) << c.name << " rank " << k.rank;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::integration
