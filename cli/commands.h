@@ -13,6 +13,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string out;
   bool no_share = false;
+  std::string timeline_ranks;  // "0,8,16-31"; empty: the default choice
   bool perf = false;
   bool quiet = false;
 };

@@ -44,7 +44,8 @@ int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
-  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
+  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed,
+                                sim::report::parse_rank_list_or_empty(a.timeline_ranks));
   SpillAnalysis spill = transposed ? analyze_spill(s, o) : SpillAnalysis{};
   if (!a.quiet) {
     sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
@@ -56,7 +57,8 @@ int run(const RunArgs& a) {
       std::ofstream(a.out + "/transpose.json") << spill_json(spill).dump(2) << "\n";
     }
     if (!a.quiet) {
-      fmt::print("  wrote {}/summary.json, ranks.csv, timeline.json\n", a.out);
+      fmt::print("  wrote {}/summary.json, ranks.csv, timeline.json.gz\n  {}\n", a.out,
+                 sim::report::timeline_note(o.graph, o.stats));
     }
   }
   if (a.perf) {
@@ -141,7 +143,8 @@ int dispatch(int argc, char** argv) {
   replay_cmd->add_option("--iteration", ra.iteration,
                          "iteration index (default: the second, or the only one)");
   replay_cmd->add_flag("--all", ra.all, "replay every iteration");
-  replay_cmd->add_option("--out", ra.out, "write summary.json, ranks.csv and timeline.json here");
+  replay_cmd->add_option("--out", ra.out,
+                         "write summary.json, ranks.csv and timeline.json.gz here");
   SynthArgs sy;
   synth_cmd->add_option("scenario", sy.scenario, "scenario YAML file")->required();
   synth_cmd->add_option("--set", sy.sets, "override a scenario key: key.path=value (repeatable)");
@@ -158,14 +161,16 @@ int dispatch(int argc, char** argv) {
   sim_cmd->add_flag("--rendezvous", sa.rendezvous,
                     "sends wait for their recv (NCCL); default: sends complete on delivery, "
                     "as in ASTRA-sim");
-  sim_cmd->add_option("--out", sa.out, "write summary.json, ranks.csv and timeline.json here");
+  sim_cmd->add_option("--out", sa.out, "write summary.json, ranks.csv and timeline.json.gz here");
   for (auto* cmd : {run_cmd, check_cmd}) {
     cmd->add_option("scenario", a.scenario, "scenario YAML file")->required();
     cmd->add_option("--set", a.sets, "override a scenario key: key.path=value (repeatable)");
   }
-  run_cmd->add_option("--out", a.out, "write summary.json, ranks.csv and timeline.json here");
+  run_cmd->add_option("--out", a.out, "write summary.json, ranks.csv and timeline.json.gz here");
   run_cmd->add_flag("--no-share", a.no_share,
                     "simulate every rank on its own instead of one instance per rank class");
+  run_cmd->add_option("--timeline-ranks", a.timeline_ranks,
+                      "ranks the timeline shows, e.g. 0,8,16-31 (default: up to 16 simulated)");
   run_cmd->add_flag("--perf", a.perf, "print synthesis and simulation speed");
   run_cmd->add_flag("--quiet", a.quiet, "print nothing but errors");
   cmp_cmd->add_option("scenario", c.scenario, "scenario YAML file")->required();

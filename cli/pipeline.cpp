@@ -41,7 +41,8 @@ std::string parallelism_label(const synth::Scenario& s) {
   return fmt::format("TP{} PP{} DP{}{}", p.tp, p.pp, p.dp, p.sp ? " SP" : "");
 }
 
-Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline) {
+Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
+                          const std::vector<std::int32_t>& timeline_ranks) {
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
   hw::Profile profile = synth::hardware_profile(s);
@@ -53,6 +54,7 @@ Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline) {
   auto t2 = std::chrono::steady_clock::now();
   sim::SimOptions opt;
   opt.record_timeline = timeline;
+  opt.timeline_ranks = timeline_ranks;
   opt.share_rank_classes = share;
   opt.dtype = s.training.precision;
   o.stats = sim::simulate(o.graph, cluster, profile, opt);
@@ -70,7 +72,7 @@ void write_reports(const std::string& dir, const Outcome& o, const std::string& 
   }
   js << sim::report::summary_json(o.label, o.graph, o.stats, o.metrics).dump(2) << "\n";
   sim::report::write_ranks_csv(dir + "/ranks" + suffix + ".csv", o.stats);
-  sim::report::write_timeline(dir + "/timeline" + suffix + ".json", o.graph, o.stats);
+  sim::report::write_timeline(dir + "/timeline" + suffix + ".json.gz", o.graph, o.stats);
 }
 
 }  // namespace tessera::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
@@ -23,7 +24,8 @@ struct Outcome {
   double sim_s = 0.0;
 };
 
-Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline);
+Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
+                          const std::vector<std::int32_t>& timeline_ranks = {});
 std::string parallelism_label(const synth::Scenario& s);
 void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix = "");
 

@@ -85,10 +85,14 @@ struct GemmDims {
 };
 
 struct Node {
-  double flops = 0.0;                 // compute: FLOPs executed (2 per multiply-add)
-  double bytes = 0.0;                 // compute: HBM bytes read + written; comm: payload (above)
-  std::int64_t mem_alloc = 0;         // bytes allocated when the node starts
-  std::int64_t mem_free = 0;          // bytes released when the node ends
+  double flops = 0.0;          // compute: FLOPs executed (2 per multiply-add)
+  double bytes = 0.0;          // compute: HBM bytes read + written; comm: payload (above)
+  std::int64_t mem_alloc = 0;  // bytes allocated when the node starts
+  std::int64_t mem_free = 0;   // bytes released when the node ends
+  // The parts of mem_alloc / mem_free that are communication buffers (collective outputs
+  // read within their block); the rest are activations and their gradients.
+  std::int64_t comm_alloc = 0;
+  std::int64_t comm_free = 0;
   base::SimTime fixed_duration = -1;  // >= 0: use this duration instead of the models
   GemmDims gemm;
   std::uint32_t name = 0;   // index into ExecGraph::names
@@ -117,6 +121,8 @@ struct RankGraph {
   std::vector<std::uint32_t> dep_begin{0};
   std::vector<NodeId> deps;
   std::int64_t static_memory = 0;  // weights, gradients, optimizer states: held all step
+  std::int64_t weight_memory = 0;  // the weights' part of static_memory
+  std::int64_t grad_memory = 0;    // the gradients' part (the rest is optimizer state)
   std::int32_t stage = 0;          // pipeline stage, for reports
 
   NodeId add(const Node& n, std::initializer_list<NodeId> on = {});
@@ -127,12 +133,29 @@ struct RankGraph {
   }
 };
 
+// The training setup the step was synthesized for, for the report's configuration fields
+// (zero / empty when unknown, as for an imported trace).
+struct StepConfig {
+  std::int64_t tp = 0, pp = 0, dp = 0;
+  bool sp = false;
+  std::int64_t micro_batch = 0;   // sequences per microbatch
+  std::int64_t global_batch = 0;  // sequences per step
+  std::int64_t seq_len = 0;
+  std::string recompute;  // "none" | "selective" | "full"
+  std::string attention;  // "flash" | "unfused"
+};
+
 // What the report needs to turn times into MFU and throughput.
 struct StepInfo {
-  double model_flops = 0.0;      // per step, all devices, MFU convention (no recompute)
-  double hardware_flops = 0.0;   // per step, all devices, including recompute
-  double tokens = 0.0;           // tokens per step (global batch x sequence)
-  std::string flops_convention;  // how model_flops was counted, for the report
+  double model_flops = 0.0;     // per step, all devices, MFU convention (no recompute)
+  double hardware_flops = 0.0;  // per step, all devices, including recompute
+  double tokens = 0.0;          // tokens per step (global batch x sequence)
+  // The part of model_flops spent in causally masked attention (scores and context, forward
+  // and backward), counted in full; the causal convention counts it half.
+  double causal_attention_flops = 0.0;
+  std::string flops_convention;    // how model_flops was counted, for the report
+  std::vector<std::string> notes;  // what the reader should know about the setup, one line each
+  StepConfig config;
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and

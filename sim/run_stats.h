@@ -12,6 +12,15 @@
 
 namespace tessera::sim {
 
+// A rank's memory at its peak, by what holds it; the parts sum to the peak exactly.
+struct MemoryBreakdown {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;     // optimizer states (fp32 master weights, Adam moments)
+  double activations = 0.0;   // activations and their gradients, pipeline messages
+  double comm_buffers = 0.0;  // collective outputs still held
+};
+
 struct RankStats {
   std::int32_t rank = 0;
   std::int32_t stage = 0;
@@ -26,8 +35,15 @@ struct RankStats {
   double flops = 0.0;                                  // FLOPs this rank executed (hardware FLOPs)
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   double peak_memory = 0.0;                                       // bytes, static + dynamic peak
-  double static_memory = 0.0;  // weights, gradients, optimizer states
-  bool oom = false;            // peak_memory above the profile's usable capacity
+  double static_memory = 0.0;      // weights, gradients, optimizer states
+  bool oom = false;                // peak_memory above the profile's usable capacity
+  MemoryBreakdown peak_breakdown;  // at the first moment memory reached peak_memory
+  // Bytes this rank sends in the step, per group kind (TP, DP, PP, CP, EP): a collective over
+  // n ranks with payload P counts as in a ring (all-reduce 2(n-1)/n P, all-gather,
+  // reduce-scatter and all-to-all (n-1)/n P, broadcast P); a pipeline send counts its payload.
+  std::array<double, graph::kNumGroupKinds> sent_bytes{};
+  std::int32_t tp_index = 0;  // position in its tensor-parallel group (0 without one)
+  std::int32_t dp_index = 0;  // position in its data-parallel group (0 without one)
 };
 
 // One timed interval on a stream, for timeline.json.
@@ -40,16 +56,35 @@ struct Span {
   base::SimTime end = 0;
   double bytes = 0.0;  // comm payload or compute bytes
   double flops = 0.0;
+  graph::NodeKind kind = graph::NodeKind::kCompute;
+  graph::OpClass op = graph::OpClass::kElementwise;  // compute
+  graph::GroupKind group = graph::GroupKind::kTP;    // communication
+};
+
+// HBM in use on a rank from `time` on, for the timeline's memory counter.
+struct MemorySample {
+  std::int32_t rank = 0;
+  base::SimTime time = 0;
+  std::int64_t bytes = 0;
+};
+
+// A rank the timeline shows, and the simulated rank whose spans it shows (the same rank, or
+// the representative of the instance it shares).
+struct TimelineRank {
+  std::int32_t rank = 0;
+  std::int32_t source = 0;
 };
 
 struct RunStats {
   double step_time_s = 0.0;
   std::vector<RankStats> ranks;      // every rank, in rank order
   std::vector<Span> spans;           // filled when timeline recording is on (representative ranks)
-  std::uint64_t events = 0;          // simulated events processed
-  std::int32_t simulated_ranks = 0;  // distinct rank instances actually simulated
-  double hbm_capacity = 0.0;         // usable bytes per device
-  double peak_flops = 0.0;           // per device, for the step's dtype
+  std::vector<MemorySample> memory;  // with spans: each change of a recorded rank's HBM in use
+  std::vector<TimelineRank> timeline_ranks;  // with spans: the ranks the timeline shows
+  std::uint64_t events = 0;                  // simulated events processed
+  std::int32_t simulated_ranks = 0;          // distinct rank instances actually simulated
+  double hbm_capacity = 0.0;                 // usable bytes per device
+  double peak_flops = 0.0;                   // per device, for the step's dtype
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
 };

@@ -15,12 +15,14 @@
 #include "sim/exec/executor.h"
 #include "sim/exec/graph_check.h"
 #include "sim/exec/graph_index.h"
+#include "sim/exec/sent_bytes.h"
 #include "sim/exec/sharing/sharing_plan.h"
 #include "sim/kernel/scheduler.h"
 #include "sim/models/collective/flow_routing.h"
 #include "sim/models/compute/compute_model.h"
 #include "sim/models/network/network_model.h"
 #include "sim/models/network/path_table.h"
+#include "sim/timeline_pick.h"
 
 namespace tessera::sim {
 
@@ -39,6 +41,19 @@ std::vector<exec::GraphIndex> index_classes(const graph::ExecGraph& graph,
     }
   }
   return index;
+}
+
+// Integer parts, so that they sum to the peak exactly: static memory by kind, the
+// communication buffers held at the peak, and the rest (activations).
+MemoryBreakdown peak_breakdown(const exec::InstanceState& s) {
+  const graph::RankGraph& g = *s.graph;
+  MemoryBreakdown b;
+  b.weights = static_cast<double>(g.weight_memory);
+  b.gradients = static_cast<double>(g.grad_memory);
+  b.optimizer = static_cast<double>(g.static_memory - g.weight_memory - g.grad_memory);
+  b.comm_buffers = static_cast<double>(s.peak_comm);
+  b.activations = static_cast<double>(s.peak_memory - g.static_memory - s.peak_comm);
+  return b;
 }
 
 RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimTime step,
@@ -62,7 +77,21 @@ RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimT
   r.peak_memory = static_cast<double>(s.peak_memory);
   r.static_memory = static_cast<double>(s.graph->static_memory);
   r.oom = r.peak_memory > usable_memory;
+  r.peak_breakdown = peak_breakdown(s);
   return r;
+}
+
+// Each rank's position in its TP and DP groups (ring order), for ranks.csv.
+void group_positions(const graph::ExecGraph& graph, std::vector<RankStats>& ranks) {
+  for (const graph::Group& grp : graph.groups) {
+    if (grp.kind != graph::GroupKind::kTP && grp.kind != graph::GroupKind::kDP) {
+      continue;
+    }
+    for (std::size_t i = 0; i < grp.ranks.size(); ++i) {
+      RankStats& k = ranks[static_cast<std::size_t>(grp.ranks[i])];
+      (grp.kind == graph::GroupKind::kTP ? k.tp_index : k.dp_index) = static_cast<std::int32_t>(i);
+    }
+  }
 }
 
 RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
@@ -79,11 +108,16 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   out.simulated_ranks = static_cast<std::int32_t>(instances.size());
   out.sharing_fallback = plan.fallback_reason;
   out.ranks.reserve(static_cast<std::size_t>(graph.num_ranks));
+  const std::vector<exec::SentBytes> sent = exec::sent_bytes_per_class(graph);
   for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
     auto inst = static_cast<std::size_t>(plan.instance_of_rank[static_cast<std::size_t>(r)]);
     out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
+    out.ranks.back().sent_bytes =
+        sent[static_cast<std::size_t>(graph.class_of_rank[static_cast<std::size_t>(r)])];
   }
+  group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());
+  out.memory = std::move(executor.memory_samples());
   return out;
 }
 
@@ -103,14 +137,20 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
       models::make_network_model(options.network_model, scheduler, table);
   const std::unique_ptr<models::ComputeModel> compute =
       models::make_compute_model(options.compute_model, profile);
-  const exec::ExecSetup setup{.graph = &graph,
-                              .plan = &plan,
-                              .index = &index,
-                              .paths = &paths,
-                              .compute = compute.get(),
-                              .profile = &profile,
-                              .record_timeline = options.record_timeline,
-                              .eager_sends = options.eager_sends};
+  exec::ExecSetup setup{.graph = &graph,
+                        .plan = &plan,
+                        .index = &index,
+                        .paths = &paths,
+                        .compute = compute.get(),
+                        .profile = &profile,
+                        .record_timeline = options.record_timeline,
+                        .recorded = {},
+                        .eager_sends = options.eager_sends};
+  TimelinePick pick;
+  if (options.record_timeline) {
+    pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);
+    setup.recorded = pick.recorded;
+  }
   exec::Executor executor(scheduler, *network, setup);
   executor.start();
   scheduler.run();
@@ -119,6 +159,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   }
   RunStats stats = collect(graph, plan, executor, profile, options);
   stats.events = scheduler.events_processed();
+  stats.timeline_ranks = std::move(pick.ranks);
   return stats;
 }
 

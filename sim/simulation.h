@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
@@ -12,8 +13,13 @@
 
 namespace tessera::sim {
 
+inline constexpr std::size_t kDefaultTimelineRanks = 16;
+
 struct SimOptions {
   bool record_timeline = false;  // fill RunStats::spans
+  // The ranks whose spans and memory are recorded; empty: the simulated instances'
+  // representatives, at most kDefaultTimelineRanks of them (each pipeline stage's first).
+  std::vector<std::int32_t> timeline_ranks;
   // Simulate one instance per rank class (ExecGraph::classes) when the ranks of a class also
   // see identical network conditions; off: every rank is simulated on its own.
   bool share_rank_classes = true;

@@ -99,6 +99,8 @@ void apply_metadata(const EtTrace& t, RankGraph& rg, ExecGraph& g, bool first,
   }
   rg.stage = static_cast<std::int32_t>(meta_int(t, m, tattr::kStage, rg.stage));
   rg.static_memory = meta_int(t, m, tattr::kStaticMemory, rg.static_memory);
+  rg.weight_memory = meta_int(t, m, tattr::kWeightMemory, rg.weight_memory);
+  rg.grad_memory = meta_int(t, m, tattr::kGradMemory, rg.grad_memory);
   if (first) {
     info.tessera = true;
     if (const EtAttr* p = m.find(tattr::kPrecision)) {
@@ -107,6 +109,7 @@ void apply_metadata(const EtTrace& t, RankGraph& rg, ExecGraph& g, bool first,
     g.info.model_flops = meta_double(t, m, tattr::kModelFlops, 0.0);
     g.info.hardware_flops = meta_double(t, m, tattr::kHardwareFlops, 0.0);
     g.info.tokens = meta_double(t, m, tattr::kTokens, 0.0);
+    g.info.causal_attention_flops = meta_double(t, m, tattr::kCausalAttentionFlops, 0.0);
     if (const EtAttr* c = m.find(tattr::kFlopsConvention)) {
       g.info.flops_convention = c->string_val;
     }

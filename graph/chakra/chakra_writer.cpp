@@ -186,6 +186,11 @@ void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
   if (n.fixed_duration >= 0) {
     add_attr(out, tattr::kDurationPs).set_int64_val(n.fixed_duration);
   }
+  if (n.comm_alloc != 0 || n.comm_free != 0) {
+    auto* comm = add_attr(out, tattr::kCommMemory).mutable_int64_list();
+    comm->add_values(n.comm_alloc);
+    comm->add_values(n.comm_free);
+  }
 }
 
 pb::AttributeProto& add_meta(pb::GlobalMetadata& meta, const std::string& name) {
@@ -200,11 +205,14 @@ void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMeta
   add_meta(meta, tattr::kRank).set_int64_val(c.rank);
   add_meta(meta, tattr::kStage).set_int64_val(rg.stage);
   add_meta(meta, tattr::kStaticMemory).set_int64_val(rg.static_memory);
+  add_meta(meta, tattr::kWeightMemory).set_int64_val(rg.weight_memory);
+  add_meta(meta, tattr::kGradMemory).set_int64_val(rg.grad_memory);
   add_meta(meta, tattr::kPrecision)
       .set_string_val(std::string(base::dtype_name(c.options.precision)));
   add_meta(meta, tattr::kModelFlops).set_double_val(c.graph.info.model_flops);
   add_meta(meta, tattr::kHardwareFlops).set_double_val(c.graph.info.hardware_flops);
   add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
+  add_meta(meta, tattr::kCausalAttentionFlops).set_double_val(c.graph.info.causal_attention_flops);
   add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
   std::set<std::int32_t> used;
   for (const Node& n : rg.nodes) {

@@ -225,6 +225,23 @@ void apply_packed(const Ctx& c, const EtNode& n, Node& out) {
   }
 }
 
+// tessera.comm_memory: the communication-buffer part of mem_alloc / mem_free.
+void apply_comm_memory(const Ctx& c, const EtNode& n, Node& out) {
+  const EtAttr* a = n.attr(tattr::kCommMemory);
+  if (a == nullptr) {
+    return;
+  }
+  const std::vector<std::int64_t>& v = a->int_list;
+  if (a->kind != AttrKind::kList || v.size() != 2 || v[0] < 0 || v[1] < 0 || v[0] > out.mem_alloc ||
+      v[1] > out.mem_free) {
+    fail(c.t, n,
+         std::string("attribute '") + tattr::kCommMemory +
+             "' is not two integers within the node's mem_alloc and mem_free");
+  }
+  out.comm_alloc = v[0];
+  out.comm_free = v[1];
+}
+
 // What a Tessera trace adds beyond Chakra (tessera_attrs.h); absent attributes leave the
 // standard reading alone. Returns whether tessera.bytes set the exact bytes.
 bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
@@ -235,6 +252,7 @@ bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
   if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
     out.fixed_duration = *ps;
   }
+  apply_comm_memory(c, n, out);
   return exact_bytes;
 }
 

@@ -19,24 +19,29 @@ namespace tessera::graph::chakra::tattr {
 //   [..., op, dtype, m, n, k, batch]                                     GEMMs
 // enums as their exec_graph.h / dtype.h values. The others appear only where needed: exact
 // flops/bytes where num_ops/tensor_size/comm_size do not carry them, the fixed duration.
-inline constexpr const char* kNode = "tessera.node";               // int64 list, above
-inline constexpr const char* kFlops = "tessera.flops";             // double
-inline constexpr const char* kBytes = "tessera.bytes";             // double (Node::bytes)
+inline constexpr const char* kNode = "tessera.node";    // int64 list, above
+inline constexpr const char* kFlops = "tessera.flops";  // double
+inline constexpr const char* kBytes = "tessera.bytes";  // double (Node::bytes)
+// [comm_alloc, comm_free] where either is nonzero: the communication-buffer part of memory.
+inline constexpr const char* kCommMemory = "tessera.comm_memory";  // int64 list
 inline constexpr const char* kDurationPs = "tessera.duration_ps";  // int64, fixed_duration
 inline constexpr std::size_t kNodeCommon = 6;                      // entries every node has
 inline constexpr std::size_t kNodeCompute = 8;
 inline constexpr std::size_t kNodeGemm = 12;
 
 // GlobalMetadata attributes.
-inline constexpr const char* kProducer = "tessera.producer";                 // string "tessera"
-inline constexpr const char* kRank = "tessera.rank";                         // int64
-inline constexpr const char* kStage = "tessera.stage";                       // int64
-inline constexpr const char* kStaticMemory = "tessera.static_memory";        // int64 bytes
-inline constexpr const char* kPrecision = "tessera.precision";               // string, dtype_name
-inline constexpr const char* kModelFlops = "tessera.model_flops";            // double
-inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";      // double
-inline constexpr const char* kTokens = "tessera.tokens";                     // double
-inline constexpr const char* kFlopsConvention = "tessera.flops_convention";  // string
+inline constexpr const char* kProducer = "tessera.producer";             // string "tessera"
+inline constexpr const char* kRank = "tessera.rank";                     // int64
+inline constexpr const char* kStage = "tessera.stage";                   // int64
+inline constexpr const char* kStaticMemory = "tessera.static_memory";    // int64 bytes
+inline constexpr const char* kWeightMemory = "tessera.weight_memory";    // int64 bytes
+inline constexpr const char* kGradMemory = "tessera.grad_memory";        // int64 bytes
+inline constexpr const char* kPrecision = "tessera.precision";           // string, dtype_name
+inline constexpr const char* kModelFlops = "tessera.model_flops";        // double
+inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";  // double
+inline constexpr const char* kTokens = "tessera.tokens";                 // double
+inline constexpr const char* kCausalAttentionFlops = "tessera.causal_attention_flops";  // double
+inline constexpr const char* kFlopsConvention = "tessera.flops_convention";             // string
 // Per group the rank uses, <pg> its pg_name: kind (group_kind_name) and ranks in ring order.
 inline constexpr std::string_view kGroupKindPrefix = "tessera.group_kind.";    // string
 inline constexpr std::string_view kGroupRanksPrefix = "tessera.group_ranks.";  // int64 list

@@ -35,8 +35,10 @@ Executor::Executor(kernel::Scheduler& scheduler, models::NetworkModel& network,
     }
     s.memory = s.graph->static_memory;
     s.peak_memory = s.memory;
-    if (setup.record_timeline) {
+    s.recorded = setup.record_timeline && (setup.recorded.empty() || setup.recorded[i] != 0);
+    if (s.recorded) {
       s.start.assign(s.graph->size(), 0);
+      record_memory(s);
     }
   }
 }
@@ -190,13 +192,20 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
   s.memory += node.mem_alloc;
-  s.peak_memory = std::max(s.peak_memory, s.memory);
+  s.comm_memory += node.comm_alloc;
+  if (s.memory > s.peak_memory) {
+    s.peak_memory = s.memory;
+    s.peak_comm = s.comm_memory;
+  }
+  if (s.recorded && node.mem_alloc != 0) {
+    record_memory(s);
+  }
   if (node.kind == graph::NodeKind::kCompute) {
     s.busy.begin_compute(now);
   } else {
     s.busy.begin_comm(comm_kind(s, node), now);
   }
-  if (!s.start.empty()) {
+  if (s.recorded) {
     s.start[n] = now;
   }
 }
@@ -206,6 +215,10 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
   s.memory -= node.mem_free;
+  s.comm_memory -= node.comm_free;
+  if (s.recorded && node.mem_free != 0) {
+    record_memory(s);
+  }
   if (node.kind == graph::NodeKind::kCompute) {
     s.busy.end_compute(now);
     s.flops += node.flops;
@@ -214,7 +227,7 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
   }
   s.end = now;
   ++s.finished;
-  if (!s.start.empty()) {
+  if (s.recorded) {
     record_span(s, n);
   }
   s.node_done[n] = 1;
@@ -270,7 +283,20 @@ void Executor::record_span(const InstanceState& s, graph::NodeId n) {
   span.end = scheduler_.now();
   span.bytes = node.bytes;
   span.flops = node.kind == graph::NodeKind::kCompute ? node.flops : 0.0;
+  span.kind = node.kind;
+  span.op = node.op;
+  span.group = node.kind == graph::NodeKind::kCompute ? graph::GroupKind::kTP : comm_kind(s, node);
   spans_.push_back(span);
+}
+
+// Memory samples at one time collapse into the last (the timeline shows where it settles).
+void Executor::record_memory(const InstanceState& s) {
+  const base::SimTime now = scheduler_.now();
+  if (!memory_.empty() && memory_.back().rank == s.spec->rank && memory_.back().time == now) {
+    memory_.back().bytes = s.memory;
+    return;
+  }
+  memory_.push_back({s.spec->rank, now, s.memory});
 }
 
 }  // namespace tessera::exec

@@ -27,6 +27,7 @@ struct ExecSetup {
   const models::ComputeModel* compute = nullptr;
   const hw::Profile* profile = nullptr;
   bool record_timeline = false;
+  std::vector<char> recorded;  // with record_timeline, per instance (empty: all of them)
   // Sends start without waiting for their recv and complete on delivery (ASTRA-sim's
   // semantics, for imported traces); off: a send and its recv meet first (NCCL rendezvous).
   bool eager_sends = false;
@@ -47,6 +48,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   [[nodiscard]] const std::vector<InstanceState>& instances() const { return instances_; }
   [[nodiscard]] const Rendezvous& rendezvous() const { return rendezvous_; }
   [[nodiscard]] std::vector<sim::Span>& spans() { return spans_; }
+  [[nodiscard]] std::vector<sim::MemorySample>& memory_samples() { return memory_; }
 
  private:
   enum EventType : std::uint32_t { kNodeDone = 0, kCommDone = 1 };
@@ -60,6 +62,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   void finish_op(std::uint32_t op_id);
   [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
   void record_span(const InstanceState& s, graph::NodeId n);
+  void record_memory(const InstanceState& s);
 
   kernel::Scheduler& scheduler_;
   models::NetworkModel& network_;
@@ -76,6 +79,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   std::vector<P2PKey> eager_key_;
   bool arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, const P2PKey& key);
   std::vector<sim::Span> spans_;
+  std::vector<sim::MemorySample> memory_;
 };
 
 }  // namespace tessera::exec

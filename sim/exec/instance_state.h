@@ -28,10 +28,13 @@ struct InstanceState {
   BusyTracker busy;
   std::int64_t memory = 0;  // bytes in use, static memory included
   std::int64_t peak_memory = 0;
-  base::SimTime end = 0;  // when the last node finished
+  std::int64_t comm_memory = 0;  // the part of memory held in communication buffers
+  std::int64_t peak_comm = 0;    // comm_memory when memory first reached peak_memory
+  bool recorded = false;         // spans and memory samples go to the timeline
+  base::SimTime end = 0;         // when the last node finished
   double flops = 0.0;
   std::array<base::SimTime, graph::kNumOpClasses> compute_by_class{};  // kernel time per op class
-  std::vector<base::SimTime> start;  // per node, only when recording the timeline
+  std::vector<base::SimTime> start;  // per node, only when recorded
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }
   [[nodiscard]] bool at_head(graph::NodeId n) const {

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "base/error.h"
+#include "sim/report/config_fields.h"
 
 namespace tessera::sim::report {
 
@@ -20,6 +21,7 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
   double capacity = r.step_time_s * static_cast<double>(devices) * r.peak_flops;
   if (capacity > 0.0) {
     m.mfu = g.info.model_flops / capacity;
+    m.mfu_causal = (g.info.model_flops - 0.5 * g.info.causal_attention_flops) / capacity;
     m.hfu = g.info.hardware_flops / capacity;
   }
   if (r.step_time_s > 0.0) {
@@ -37,9 +39,13 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
           k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
     }
     m.idle_s += k.idle_s / n;
+    for (std::size_t i = 0; i < m.comm_bytes.size(); ++i) {
+      m.comm_bytes[i] += k.sent_bytes[i] / n;
+    }
     if (k.peak_memory > m.peak_hbm) {
       m.peak_hbm = k.peak_memory;
       m.peak_rank = k.rank;
+      m.peak_breakdown = k.peak_breakdown;
     }
     m.oom = m.oom || k.oom;
   }
@@ -56,6 +62,37 @@ std::string kind_name(int i) {
   return std::string(graph::group_kind_name(static_cast<graph::GroupKind>(i)));
 }
 
+// The peak's parts in a fixed order, with their summary.json keys.
+std::vector<std::pair<std::string, double>> breakdown_parts(const MemoryBreakdown& b) {
+  return {{"weights", b.weights},
+          {"gradients", b.gradients},
+          {"optimizer", b.optimizer},
+          {"activations", b.activations},
+          {"comm_buffers", b.comm_buffers}};
+}
+
+void print_memory(std::ostream& out, const RunStats& r, const Metrics& m) {
+  fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
+             format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
+  for (const auto& [name, bytes] : breakdown_parts(m.peak_breakdown)) {
+    std::string label = name == "comm_buffers" ? "comm buffers" : name;
+    fmt::print(out, "    {:<17} {:>10}  {:5.1f} %\n", label, format_bytes(bytes),
+               pct(bytes, m.peak_hbm));
+  }
+}
+
+// Bytes a rank sends per group kind (mean over ranks), the kinds the run uses.
+void print_comm_bytes(std::ostream& out, const Metrics& m) {
+  std::string parts;
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    double b = m.comm_bytes[static_cast<std::size_t>(i)];
+    if (b > 0.0 || i <= static_cast<int>(graph::GroupKind::kPP)) {
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", kind_name(i), format_bytes(b));
+    }
+  }
+  fmt::print(out, "  sent per rank    {}   (mean over ranks; ring bytes on the wire)\n", parts);
+}
+
 }  // namespace
 
 void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGraph& g,
@@ -67,7 +104,13 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
                  ? fmt::format(", {} microbatches per replica", label.microbatches)
                  : "");
   fmt::print(out, "  step time        {}\n", format_seconds(t));
-  fmt::print(out, "  MFU              {:.1f} %   (HFU {:.1f} %)\n", 100.0 * m.mfu, 100.0 * m.hfu);
+  fmt::print(out,
+             "  MFU              {:.1f} %   (HFU {:.1f} %)   attention without causal halving\n",
+             100.0 * m.mfu, 100.0 * m.hfu);
+  if (g.info.causal_attention_flops > 0.0) {
+    fmt::print(out, "  MFU causal       {:.1f} %   causal attention FLOPs halved\n",
+               100.0 * m.mfu_causal);
+  }
   fmt::print(out, "  throughput       {:.0f} tokens/s per device ({:.0f} tokens/s total)\n",
              m.tokens_per_s_per_device, m.tokens_per_s);
   fmt::print(out, "  model FLOPs      {:.4g} per step\n", g.info.model_flops);
@@ -91,8 +134,11 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
     }
   }
   row("idle (bubble)", m.idle_s);
-  fmt::print(out, "  peak HBM         {} of {} usable (rank {}){}\n", format_bytes(m.peak_hbm),
-             format_bytes(r.hbm_capacity), m.peak_rank, m.oom ? "  OUT OF MEMORY" : "");
+  print_comm_bytes(out, m);
+  print_memory(out, r, m);
+  for (const std::string& note : g.info.notes) {
+    fmt::print(out, "  note: {}\n", note);
+  }
 }
 
 nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
@@ -100,6 +146,14 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
   nlohmann::json exposed = nlohmann::json::object();
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     exposed[kind_name(i)] = m.exposed_comm_s[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json sent = nlohmann::json::object();
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    sent[kind_name(i)] = m.comm_bytes[static_cast<std::size_t>(i)];
+  }
+  nlohmann::json peak_parts = nlohmann::json::object();
+  for (const auto& [name, bytes] : breakdown_parts(m.peak_breakdown)) {
+    peak_parts[name] = bytes;
   }
   nlohmann::json by_class = nlohmann::json::object();
   for (int c = 0; c < graph::kNumOpClasses; ++c) {
@@ -117,6 +171,7 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"microbatches", label.microbatches},
       {"step_time_s", r.step_time_s},
       {"mfu", m.mfu},
+      {"mfu_causal", m.mfu_causal},
       {"hfu", m.hfu},
       {"tokens_per_s", m.tokens_per_s},
       {"tokens_per_s_per_device", m.tokens_per_s_per_device},
@@ -126,6 +181,8 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"peak_flops_per_device", r.peak_flops},
       {"peak_hbm_bytes", m.peak_hbm},
       {"peak_hbm_rank", m.peak_rank},
+      {"peak_hbm_breakdown_bytes", peak_parts},
+      {"comm_bytes", sent},
       {"hbm_capacity_bytes", r.hbm_capacity},
       {"out_of_memory", m.oom},
       {"breakdown",
@@ -133,9 +190,13 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
         {"compute_by_op_s", by_class},
         {"exposed_comm_s", exposed},
         {"idle_s", m.idle_s}}},
+      {"notes", g.info.notes},
       {"simulated_ranks", r.simulated_ranks},
       {"events", r.events},
   };
+  for (const ConfigField& f : config_fields(label, g)) {
+    j[f.name] = f.value;
+  }
   return j;
 }
 
@@ -151,7 +212,14 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     out << ",comm_" << kind_name(i) << "_s";
   }
-  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom\n";
+  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom";
+  for (int i = 0; i < graph::kNumGroupKinds; ++i) {
+    out << ",sent_" << kind_name(i) << "_bytes";
+  }
+  for (const auto& part : breakdown_parts({})) {
+    out << ",peak_" << part.first << "_bytes";
+  }
+  out << ",tp_index,dp_index\n";
   for (const RankStats& k : r.ranks) {
     out << fmt::format("{},{},{:.9g},{:.9g}", k.rank, k.stage, k.end_s, k.compute_s);
     for (double e : k.exposed_comm_s) {
@@ -160,48 +228,16 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
     for (double c : k.comm_s) {
       out << fmt::format(",{:.9g}", c);
     }
-    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}\n", k.idle_s, k.flops, k.static_memory,
+    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}", k.idle_s, k.flops, k.static_memory,
                        k.peak_memory, k.oom ? 1 : 0);
-  }
-}
-
-void write_timeline(const std::string& path, const graph::ExecGraph& g, const RunStats& r) {
-  std::ofstream out(path);
-  if (!out) {
-    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write file");
-  }
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    out << (first ? "" : ",\n");
-    first = false;
-  };
-  std::vector<std::int32_t> ranks;
-  for (const Span& s : r.spans) {
-    if (std::find(ranks.begin(), ranks.end(), s.rank) == ranks.end()) {
-      ranks.push_back(s.rank);
+    for (double b : k.sent_bytes) {
+      out << fmt::format(",{:.0f}", b);
     }
-  }
-  std::sort(ranks.begin(), ranks.end());
-  for (std::int32_t rank : ranks) {
-    sep();
-    out << fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}})",
-                       rank, rank);
-    for (int st = 0; st < graph::kNumStreams; ++st) {
-      sep();
-      out << fmt::format(
-          R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})", rank, st,
-          graph::stream_name(static_cast<graph::Stream>(st)));
+    for (const auto& part : breakdown_parts(k.peak_breakdown)) {
+      out << fmt::format(",{:.0f}", part.second);
     }
+    out << fmt::format(",{},{}\n", k.tp_index, k.dp_index);
   }
-  for (const Span& s : r.spans) {
-    sep();
-    out << fmt::format(
-        R"({{"name":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"microbatch":{},"bytes":{:.0f},"flops":{:.0f}}}}})",
-        g.names[s.name], s.rank, static_cast<int>(s.stream), base::to_us(s.start),
-        base::to_us(s.end - s.start), s.microbatch, s.bytes, s.flops);
-  }
-  out << "\n]}\n";
 }
 
 }  // namespace tessera::sim::report

@@ -8,25 +8,17 @@
 #include <string>
 
 #include "graph/exec_graph.h"
+#include "sim/report/rank_list.h"
+#include "sim/report/run_label.h"
+#include "sim/report/timeline.h"
 #include "sim/run_stats.h"
 
 namespace tessera::sim::report {
 
-// Names for the headline, supplied by the caller.
-struct RunLabel {
-  std::string scenario;
-  std::string model;
-  std::string hardware;
-  std::string topology;
-  std::string parallelism;  // "TP8 PP8 DP16 SP"
-  std::string schedule;
-  std::int64_t devices = 0;
-  std::int64_t microbatches = 0;
-};
-
 // Derived figures; the breakdown is the mean over ranks, so its parts add up to the step.
 struct Metrics {
-  double mfu = 0.0;
+  double mfu = 0.0;         // attention counted in full, causal mask or not (Megatron's convention)
+  double mfu_causal = 0.0;  // causally masked attention counted half (what the kernel computes)
   double hfu = 0.0;
   double tokens_per_s = 0.0;
   double tokens_per_s_per_device = 0.0;
@@ -36,6 +28,9 @@ struct Metrics {
   double idle_s = 0.0;
   double peak_hbm = 0.0;
   std::int32_t peak_rank = 0;
+  MemoryBreakdown peak_breakdown;  // peak_rank's peak by what holds it
+  // Mean over ranks of the bytes a rank sends per group kind (RankStats::sent_bytes).
+  std::array<double, graph::kNumGroupKinds> comm_bytes{};
   bool oom = false;
 };
 
@@ -46,7 +41,5 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
 nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, const RunStats& r,
                             const Metrics& m);
 void write_ranks_csv(const std::string& path, const RunStats& r);
-// Chrome trace-event JSON: pid = rank, tid = stream, microsecond timestamps.
-void write_timeline(const std::string& path, const graph::ExecGraph& g, const RunStats& r);
 
 }  // namespace tessera::sim::report

@@ -107,6 +107,8 @@ RankGraph StageBuilder::build_encoder_device() {
   }
   g_.static_memory = static_cast<std::int64_t>(
       enc_params_ * (trained ? 18.0 : base::dtype_bytes(s.training.precision)));
+  g_.weight_memory = trained ? static_cast<std::int64_t>(enc_params_ * 2.0) : g_.static_memory;
+  g_.grad_memory = trained ? static_cast<std::int64_t>(enc_params_ * 4.0) : 0;
   g_.stage = -1;
   return std::move(g_);
 }

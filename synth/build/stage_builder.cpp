@@ -334,11 +334,16 @@ RankGraph StageBuilder::build() {
   gradient_reduction(params);
   double bytes_per_param =
       s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
+  // Megatron's bytes per parameter: 2 (bf16 weights) + 4 (fp32 gradients) + 12 (fp32 master
+  // weights and Adam moments, divided over DP with the distributed optimizer).
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
+  g_.weight_memory = static_cast<std::int64_t>(params * 2.0);
+  g_.grad_memory = static_cast<std::int64_t>(params * 4.0);
   if (holds_encoder() && !holds_encoder_grads()) {
     // Encoder weights without gradients or optimizer state (frozen, or a replica).
-    g_.static_memory +=
-        static_cast<std::int64_t>(enc_params_ * base::dtype_bytes(s.training.precision));
+    auto frozen = static_cast<std::int64_t>(enc_params_ * base::dtype_bytes(s.training.precision));
+    g_.static_memory += frozen;
+    g_.weight_memory += frozen;
   }
   g_.stage = stage_;
   return std::move(g_);

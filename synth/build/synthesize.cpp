@@ -110,6 +110,43 @@ void make_groups(ExecGraph& g, Context& c) {
   }
 }
 
+// QK^T and PV of every layer: 4 b s^2 (heads x head_dim) forward, twice that backward, for
+// flash and unfused kernels alike (the encoder's attention is bidirectional).
+double causal_attention_flops(const Scenario& s) {
+  if (!s.model.causal) {
+    return 0.0;
+  }
+  auto seq = static_cast<double>(s.training.seq_len);
+  return 12.0 * static_cast<double>(s.training.global_batch) * seq * seq *
+         static_cast<double>(s.model.heads * s.model.head_dim()) *
+         static_cast<double>(s.model.layers);
+}
+
+graph::StepConfig step_config(const Scenario& s) {
+  graph::StepConfig c;
+  c.tp = s.parallel.tp;
+  c.pp = s.parallel.pp;
+  c.dp = s.parallel.dp;
+  c.sp = s.parallel.sp;
+  c.micro_batch = s.training.micro_batch;
+  c.global_batch = s.training.global_batch;
+  c.seq_len = s.training.seq_len;
+  c.recompute = std::string(recompute_name(s.training.recompute));
+  c.attention = s.training.attention == AttentionKernel::kFlash ? "flash" : "unfused";
+  return c;
+}
+
+// Selective recompute drops the s^2 attention intermediates of the unfused kernel; flash
+// attention never keeps them, so the option changes nothing (users expect savings).
+void add_notes(const Scenario& s, graph::StepInfo& info) {
+  if (s.training.recompute == Recompute::kSelective &&
+      s.training.attention == AttentionKernel::kFlash) {
+    info.notes.emplace_back(
+        "selective recompute changes nothing with flash attention: flash attention keeps no "
+        "s^2 activations to drop, so memory and time are those of recompute: none");
+  }
+}
+
 // The transposed plan of every pipeline rank. The greedy owner map's costs are FLOPs
 // (hardware-independent): the encoder forward per microbatch, one LLM stage's forward and
 // backward.
@@ -309,6 +346,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   };
   g.info.model_flops = total(&BlockProgram::model_flops);
   g.info.hardware_flops = total(&BlockProgram::hardware_flops);
+  g.info.causal_attention_flops = causal_attention_flops(s);
   if (enc) {
     // Model FLOPs: each replica's microbatch runs its encoder once (counted without tensor
     // parallelism, so ops a TP group repeats count once). Hardware FLOPs: what the ranks
@@ -333,6 +371,8 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   g.info.flops_convention =
       "matrix FLOPs (2 per multiply-add), attention scores and context without causal halving, "
       "backward = 2x forward (Narayanan/Korthikanti); hardware FLOPs add recomputation";
+  add_notes(s, g.info);
+  g.info.config = step_config(s);
   return g;
 }
 

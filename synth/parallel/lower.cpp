@@ -208,11 +208,17 @@ void Lowering::plan_memory(BlockProgram& prog) {
       last = std::max(last, c);
     }
     bool escapes = std::find(escaping.begin(), escaping.end(), s.t) != escaping.end();
+    // A collective's output read only inside the block is a communication buffer; one that
+    // leaves the block is the next block's activation, freed there as one.
+    bool comm = !external && !escapes &&
+                ops_[static_cast<std::size_t>(from)].node.kind == graph::NodeKind::kCollective;
     if (!external) {
       ops_[static_cast<std::size_t>(from)].node.mem_alloc += bytes;
+      ops_[static_cast<std::size_t>(from)].node.comm_alloc += comm ? bytes : 0;
     }
     if (!escapes && last >= 0) {
       ops_[static_cast<std::size_t>(last)].node.mem_free += bytes;
+      ops_[static_cast<std::size_t>(last)].node.comm_free += comm ? bytes : 0;
     }
     bool from_forward = external
                             ? std::find(b_.inputs.begin(), b_.inputs.end(), s.t) != b_.inputs.end()

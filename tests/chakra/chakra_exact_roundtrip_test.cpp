@@ -70,6 +70,13 @@ void expect_identical(const sim::RunStats& a, const sim::RunStats& b) {
     EXPECT_EQ(x.peak_memory, y.peak_memory) << "rank " << r;
     EXPECT_EQ(x.static_memory, y.static_memory) << "rank " << r;
     EXPECT_EQ(x.oom, y.oom) << "rank " << r;
+    EXPECT_EQ(x.sent_bytes, y.sent_bytes) << "rank " << r;
+    EXPECT_EQ(x.peak_breakdown.weights, y.peak_breakdown.weights) << "rank " << r;
+    EXPECT_EQ(x.peak_breakdown.gradients, y.peak_breakdown.gradients) << "rank " << r;
+    EXPECT_EQ(x.peak_breakdown.comm_buffers, y.peak_breakdown.comm_buffers) << "rank " << r;
+    EXPECT_EQ(x.peak_breakdown.activations, y.peak_breakdown.activations) << "rank " << r;
+    EXPECT_EQ(x.tp_index, y.tp_index) << "rank " << r;
+    EXPECT_EQ(x.dp_index, y.dp_index) << "rank " << r;
   }
 }
 

@@ -6,7 +6,7 @@ foreach(i 1 2)
     message(FATAL_ERROR "run ${i} failed (${rc}): ${err}")
   endif()
 endforeach()
-foreach(f summary.json ranks.csv timeline.json)
+foreach(f summary.json ranks.csv timeline.json.gz)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/run1/${f} ${WORK}/run2/${f}
                   RESULT_VARIABLE same)
   if(NOT same EQUAL 0)
