@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/pipeline.h"
 #include "graph/chakra/chakra_reader.h"
 #include "graph/chakra/chakra_writer.h"
@@ -32,22 +32,14 @@ namespace tessera::cli {
 
 namespace chakra = graph::chakra;
 
-namespace {
-
-void make_parent_dir(const std::string& prefix) {
-  std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
-  if (!parent.empty()) {
-    std::filesystem::create_directories(parent);
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int synth_chakra(const SynthArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
+  check_input_file("scenario", a.scenario);
+  prepare_output_prefix("--chakra", a.chakra);
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   graph::ExecGraph g = synth::synthesize(s);
-  make_parent_dir(a.chakra);
   exec::GroupClasses gc = exec::classify_groups(g);
   std::vector<exec::ClassRefs> refs;
   for (const graph::RankGraph& rg : g.classes) {
@@ -227,6 +219,9 @@ int inspect(const std::string& path) {
 }
 
 int simulate_chakra(const SimulateArgs& a) {
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   chakra::ImportOptions opts;
   opts.use_durations = a.replay_durations;
   chakra::ImportInfo info;

@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/pipeline.h"
 #include "sim/report/chart.h"
 #include "synth/schedule/pipeline_schedule.h"
@@ -575,6 +576,52 @@ void write_sweep_chart(const std::string& path, const std::string& name, const S
   rp::write_line_chart_svg(path, chart);
 }
 
+// Whether `e`, from loading the scenario with `assignment` applied, is about that value itself
+// (a misspelt name, a wrong type, a key that does not exist) rather than about the scenario
+// it makes (e.g. pp no longer dividing the layers).
+bool about_value(const base::InputError& e, const std::string& assignment) {
+  const std::string set = "--set " + assignment;
+  return e.loc().file == set || e.message().starts_with(set + ":");
+}
+
+// The error's message and hint (the did-you-mean), without its location.
+std::string message_and_hint(const base::InputError& e) {
+  std::string full = e.what();
+  auto at = full.find(e.message());
+  return at == std::string::npos ? e.message() : full.substr(at);
+}
+
+// Every value's scenario, loaded before anything is simulated. A value that is not valid
+// input is bad input (base::InputError naming the --sweep value); a value that makes the
+// scenario invalid is that point's "cannot run" (nullopt), unless every value does.
+std::vector<std::optional<synth::Scenario>> load_sweep(const CompareArgs& a, const Sweep& sw,
+                                                       std::vector<SweepPoint>& points) {
+  std::vector<std::optional<synth::Scenario>> out;
+  std::optional<base::InputError> first_error;
+  for (SweepPoint& p : points) {
+    std::vector<std::string> overrides = a.sets;
+    std::string assignment = fmt::format("{}={}", sw.key, p.value);
+    overrides.push_back(assignment);
+    try {
+      out.emplace_back(synth::load_scenario(a.scenario, overrides));
+    } catch (const base::InputError& e) {
+      if (about_value(e, assignment)) {
+        throw base::InputError(base::SourceLoc{"--sweep " + *a.sweep, 0, 0},
+                               fmt::format("value '{}': {}", p.value, message_and_hint(e)));
+      }
+      p.skipped = e.message();
+      if (!first_error) {
+        first_error = e;
+      }
+      out.emplace_back(std::nullopt);
+    }
+  }
+  if (std::none_of(out.begin(), out.end(), [](const auto& s) { return s.has_value(); })) {
+    throw *first_error;  // no value gives a valid scenario: most likely the file is wrong
+  }
+  return out;
+}
+
 int compare_sweep(const CompareArgs& a) {
   Sweep sw = parse_sweep(*a.sweep);
   std::vector<std::string> specs;
@@ -604,25 +651,16 @@ int compare_sweep(const CompareArgs& a) {
     points[k].file_part = unique ? parts[k] : fmt::format("{}-{}", k + 1, parts[k]);
   }
 
-  std::optional<base::InputError> first_error;
+  std::vector<std::optional<synth::Scenario>> scenarios = load_sweep(a, sw, points);
   std::string name;
-  bool any_valid = false;
   LlmOnly llm_only;
-  for (SweepPoint& p : points) {
-    std::vector<std::string> overrides = a.sets;
-    overrides.push_back(fmt::format("{}={}", sw.key, p.value));
-    synth::Scenario base_scenario;
-    try {
-      base_scenario = synth::load_scenario(a.scenario, overrides);
-    } catch (const base::InputError& e) {
-      p.skipped = e.message();
-      if (!first_error) {
-        first_error = e;
-      }
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    SweepPoint& p = points[k];
+    if (!scenarios[k]) {
       continue;
     }
+    const synth::Scenario& base_scenario = *scenarios[k];
     name = base_scenario.name;
-    any_valid = true;
     p.context = context_of(base_scenario);
     for (std::size_t i = 0; i < configs.size(); ++i) {
       p.rows.push_back(
@@ -639,9 +677,6 @@ int compare_sweep(const CompareArgs& a) {
     }
     fill_speedups(p.rows);
   }
-  if (!any_valid) {  // no value gives a valid scenario: most likely the key or file is wrong
-    throw *first_error;
-  }
 
   print_sweep(name, sw, labels, points);
   if (!a.out.empty()) {
@@ -656,6 +691,10 @@ int compare_sweep(const CompareArgs& a) {
 }  // namespace
 
 int compare(const CompareArgs& a) {
+  check_input_file("scenario", a.scenario);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   if (a.sweep) {
     return compare_sweep(a);
   }

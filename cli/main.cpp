@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/pipeline.h"
 #include "cli/spill.h"
 #include "hwprofiles/hw_profile.h"
@@ -41,6 +42,10 @@ void print_perf(const Outcome& o, double total_s) {
 
 int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
+  check_input_file("scenario", a.scenario);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
   Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
@@ -65,6 +70,7 @@ int run(const RunArgs& a) {
 }
 
 int check(const RunArgs& a) {
+  check_input_file("scenario", a.scenario);
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/pipeline.h"
 #include "hwprofiles/hw_profile.h"
 #include "measured/iterations.h"
@@ -104,6 +105,10 @@ void print_moved(const ReplayResult& r) {
 }  // namespace
 
 int replay(const ReplayArgs& a) {
+  check_input_file("measured trace", a.measured);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   kineto::KinetoTrace t = kineto::read_kineto(a.measured);
   kineto::IterationSet set = kineto::find_iterations(t);
   std::vector<std::size_t> which;
@@ -120,6 +125,13 @@ int replay(const ReplayArgs& a) {
              t.dist.rank, t.dist.world_size,
              t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
   for (std::size_t i : which) {
+    // With --all an idle iteration (e.g. a profiler step around a checkpoint) is a line, not
+    // the end of the replay; asked for by number, build_replay reports it as bad input.
+    if (a.all && set.iterations[i].activities.empty()) {
+      fmt::print("  iteration {} (ProfilerStep#{}): no GPU activity, nothing to replay\n", i,
+                 set.iterations[i].step);
+      continue;
+    }
     ReplayResult r = replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
     const auto& it = set.iterations.at(i);
     if (r.moved) {

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/pipeline.h"
 #include "measured/iterations.h"
 #include "measured/kineto_reader.h"
@@ -279,6 +280,10 @@ nlohmann::json to_json(const Comparison& c) {
 }  // namespace
 
 int validate(const ValidateArgs& a) {
+  check_input_file("scenario", a.scenario);
+  for (const std::string& f : a.measured) {
+    check_input_file("measured trace", f);
+  }
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   // Read every trace first: a bad file fails before the simulation runs.
   std::vector<kineto::KinetoTrace> traces;
