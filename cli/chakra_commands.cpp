@@ -148,6 +148,7 @@ struct Volume {
 }  // namespace
 
 int inspect(const std::string& path) {
+  check_input_file("Chakra trace", path);
   chakra::EtTrace t = chakra::read_et_file(path);
   chakra::TraceOrder order = chakra::order_trace(t);
   fmt::print("{}: Chakra execution trace, schema version {}\n", path,
@@ -219,6 +220,7 @@ int inspect(const std::string& path) {
 }
 
 int simulate_chakra(const SimulateArgs& a) {
+  check_profile_arg("--hardware", a.hardware);
   if (!a.out.empty()) {
     prepare_output_dir("--out", a.out);
   }

@@ -80,4 +80,10 @@ void check_input_file(const std::string& what, const std::string& path) {
   }
 }
 
+void check_profile_arg(const std::string& flag, const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) {
+    check_input_file(flag + " profile", name_or_path);
+  }
+}
+
 }  // namespace tessera::cli

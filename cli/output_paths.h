@@ -19,4 +19,8 @@ void prepare_output_prefix(const std::string& flag, const std::string& prefix);
 // missing file is left to the reader, which names it.
 void check_input_file(const std::string& what, const std::string& path);
 
+// A --hardware argument: a profile name, or a path (it has a '/' or ends in .yaml) that is
+// checked as check_input_file does.
+void check_profile_arg(const std::string& flag, const std::string& name_or_path);
+
 }  // namespace tessera::cli

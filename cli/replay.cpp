@@ -106,6 +106,8 @@ void print_moved(const ReplayResult& r) {
 
 int replay(const ReplayArgs& a) {
   check_input_file("measured trace", a.measured);
+  check_profile_arg("--hardware", a.hardware);
+  check_profile_arg("--measured-on", a.measured_on);
   if (!a.out.empty()) {
     prepare_output_dir("--out", a.out);
   }

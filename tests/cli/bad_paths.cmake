@@ -70,3 +70,11 @@ foreach(word "--sweep" "did you mean 'full'")
 endforeach()
 expect_bad("--sweep of a misspelt key" "--sweep" compare ${SCENARIO} --schedules 1f1b
            --sweep training.recompte=none,full)
+
+# Inputs that are not regular files never hang a reader.
+expect_bad("inspect on a folder" "is a directory" inspect ${WORK})
+expect_bad("inspect on /dev/zero" "not a regular file" inspect /dev/zero)
+expect_bad("replay --hardware /dev/zero" "not a regular file" replay --measured ${TRACE}
+           --hardware /dev/zero)
+expect_bad("simulate --hardware a folder" "is a directory" simulate --chakra ${WORK}/et/tiny
+           --hardware ${WORK} --topology single-node)
