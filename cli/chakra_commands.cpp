@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
-#include "cli/pipeline.h"
+#include "experiments/pipeline.h"
 #include "graph/chakra/chakra_reader.h"
 #include "graph/chakra/chakra_writer.h"
 #include "graph/chakra/comm_groups.h"
@@ -230,7 +230,6 @@ int simulate_chakra(const SimulateArgs& a) {
   graph::ExecGraph g = chakra::read_chakra(a.chakra, opts, &info);
   hw::Profile profile = hw::load_profile(a.hardware);
   topology::TopologySpec spec = topology::load_topology_preset(a.topology, {});
-  topology::Cluster cluster(spec, profile, g.num_ranks);
   sim::SimOptions sopt;
   sopt.share_rank_classes = false;
   sopt.record_timeline = !a.out.empty();
@@ -238,21 +237,18 @@ int simulate_chakra(const SimulateArgs& a) {
   // rendezvous and precision they were synthesized with, so they time as the direct run.
   sopt.eager_sends = !a.rendezvous && !info.tessera;
   sopt.dtype = info.precision;
-  sim::RunStats r = sim::simulate(g, cluster, profile, sopt);
-  Outcome o;
-  o.label.scenario = a.chakra;
-  o.label.model = "Chakra trace";
-  o.label.hardware = profile.name;
-  o.label.topology = a.topology;
-  o.label.parallelism = fmt::format("{} ranks", g.num_ranks);
-  o.label.schedule = "as recorded";
-  o.label.devices = g.num_ranks;
-  o.metrics = sim::report::compute_metrics(g, r, g.num_ranks);
-  o.stats = std::move(r);
-  o.graph = std::move(g);
+  sim::report::RunLabel label{.scenario = a.chakra,
+                              .model = "Chakra trace",
+                              .hardware = profile.name,
+                              .topology = a.topology,
+                              .parallelism = fmt::format("{} ranks", g.num_ranks),
+                              .schedule = "as recorded",
+                              .devices = g.num_ranks};
+  experiments::Outcome o =
+      experiments::simulate_graph(std::move(g), profile, spec, sopt, std::move(label));
   sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
   if (!a.out.empty()) {
-    write_reports(a.out, o);
+    experiments::write_reports(a.out, o);
   }
   return 0;
 }

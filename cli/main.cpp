@@ -12,8 +12,8 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
-#include "cli/pipeline.h"
 #include "cli/spill.h"
+#include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
 #include "synth/scenario/model_presets.h"
 #include "topology/cluster.h"
@@ -22,7 +22,7 @@ namespace tessera::cli {
 
 namespace {
 
-void print_perf(const Outcome& o, double total_s) {
+void print_perf(const experiments::Outcome& o, double total_s) {
   std::size_t nodes = 0;
   for (const auto& c : o.graph.classes) {
     nodes += c.size();
@@ -48,14 +48,15 @@ int run(const RunArgs& a) {
   }
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
-  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
+  experiments::Outcome o =
+      experiments::simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
   SpillAnalysis spill = transposed ? analyze_spill(s, o) : SpillAnalysis{};
   if (!a.quiet) {
     sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
     print_spill(std::cout, spill);
   }
   if (!a.out.empty()) {
-    write_reports(a.out, o);
+    experiments::write_reports(a.out, o);
     if (transposed) {
       std::ofstream(a.out + "/transpose.json") << spill_json(spill).dump(2) << "\n";
     }
@@ -76,7 +77,7 @@ int check(const RunArgs& a) {
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   fmt::print("{}: ok ({} on {} x {}, {}, {})\n", a.scenario,
              s.model.preset.empty() ? "custom model" : s.model.preset, s.cluster.devices,
-             profile.name, parallelism_label(s), cluster.describe());
+             profile.name, experiments::parallelism_label(s), cluster.describe());
   return 0;
 }
 

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
-#include "cli/pipeline.h"
+#include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
 #include "measured/iterations.h"
 #include "measured/kineto_reader.h"
@@ -166,7 +166,7 @@ int replay(const ReplayArgs& a) {
           s.dropped_deps);
     }
     if (!a.out.empty()) {
-      Outcome o;
+      experiments::Outcome o;
       o.label.scenario = a.measured;
       o.label.model = "Kineto trace replay";
       o.label.hardware = r.hardware;
@@ -177,7 +177,7 @@ int replay(const ReplayArgs& a) {
       o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
       o.stats = std::move(r.run);
       o.graph = std::move(r.graph);
-      write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
+      experiments::write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
     }
   }
   if (t.dist.world_size > 1) {

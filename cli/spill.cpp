@@ -30,7 +30,7 @@ double secs(base::SimTime t) {
 // microbatch j on the rank whose plan runs it (a recompute there runs the same forward again:
 // the sum is divided by the runs); F is the mean over stages of the LLM forward of
 // microbatch 0.
-void model_costs(const synth::Scenario& s, const Outcome& o,
+void model_costs(const synth::Scenario& s, const experiments::Outcome& o,
                  const std::vector<std::vector<Step>>& plan, std::vector<double>& e, double& f) {
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   models::RooflineComputeModel model(profile);
@@ -68,7 +68,7 @@ void model_costs(const synth::Scenario& s, const Outcome& o,
 
 }  // namespace
 
-SpillAnalysis analyze_spill(const synth::Scenario& s, const Outcome& o) {
+SpillAnalysis analyze_spill(const synth::Scenario& s, const experiments::Outcome& o) {
   SpillAnalysis a;
   auto plan = synth::transpose_plan(s);
   if (plan.empty()) {

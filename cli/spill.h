@@ -10,7 +10,7 @@
 #include <ostream>
 #include <vector>
 
-#include "cli/pipeline.h"
+#include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
 #include "synth/scenario/scenario.h"
 
@@ -34,7 +34,7 @@ struct SpillAnalysis {
 };
 
 // Needs the outcome's timeline spans (simulate with timeline recording on).
-SpillAnalysis analyze_spill(const synth::Scenario& s, const Outcome& o);
+SpillAnalysis analyze_spill(const synth::Scenario& s, const experiments::Outcome& o);
 void print_spill(std::ostream& out, const SpillAnalysis& a);
 nlohmann::json spill_json(const SpillAnalysis& a);
 

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
-#include "cli/pipeline.h"
+#include "experiments/pipeline.h"
 #include "measured/iterations.h"
 #include "measured/kineto_reader.h"
 
@@ -110,7 +110,7 @@ std::string match_of(const Side& m, const Side& s, const std::string& pairing) {
   return pairing;
 }
 
-Comparison compare_trace(const kineto::KinetoTrace& t, const Outcome& o) {
+Comparison compare_trace(const kineto::KinetoTrace& t, const experiments::Outcome& o) {
   const std::string& file = t.path;
   kineto::IterationSet set = kineto::find_iterations(t);
   Measured m = measure(set);
@@ -219,7 +219,7 @@ std::string fmt_opt_bytes(const std::optional<double>& b) {
   return b ? base::format_bytes(*b) : std::string("n/a");
 }
 
-void print_text(const std::string& scenario, const Outcome& o, const Comparison& c) {
+void print_text(const std::string& scenario, const experiments::Outcome& o, const Comparison& c) {
   fmt::print("{} vs {} (measured rank {}, simulated rank {})\n", scenario, c.file, c.rank,
              c.sim_rank);
   fmt::print("  {}; measured values are per-iteration means over {} iterations\n", c.note,
@@ -290,7 +290,7 @@ int validate(const ValidateArgs& a) {
   for (const std::string& f : a.measured) {
     traces.push_back(kineto::read_kineto(f));
   }
-  Outcome o = simulate_scenario(s, true, false);
+  experiments::Outcome o = experiments::simulate_scenario(s, true, false);
   nlohmann::json all = nlohmann::json::array();
   for (const kineto::KinetoTrace& t : traces) {
     Comparison c = compare_trace(t, o);
