@@ -18,6 +18,7 @@
 #include "graph/chakra/chakra_reader.h"
 #include "graph/chakra/chakra_writer.h"
 #include "graph/chakra/comm_groups.h"
+#include "graph/chakra/critical_path.h"
 #include "graph/chakra/et_order.h"
 #include "hwprofiles/hw_profile.h"
 #include "interop/astra_config.h"
@@ -77,41 +78,6 @@ int synth_chakra(const SynthArgs& a) {
 }
 
 namespace {
-
-// The longest dependency chain: its node count, and where durations are recorded, its time;
-// and the chain with the most num_ops (compute on the critical path when compute dominates).
-struct CriticalPath {
-  std::size_t nodes = 0;
-  std::uint64_t micros = 0;
-  std::int64_t num_ops = 0;
-};
-
-CriticalPath critical_path(const chakra::EtTrace& t, const chakra::TraceOrder& o) {
-  std::vector<std::size_t> len(t.nodes.size(), 0);
-  std::vector<std::uint64_t> time(t.nodes.size(), 0);
-  std::vector<std::int64_t> ops(t.nodes.size(), 0);
-  CriticalPath best;
-  for (std::size_t pos : o.order) {
-    std::size_t l = 0;
-    std::uint64_t d = 0;
-    std::int64_t f = 0;
-    for (const chakra::TraceDep& dep : o.deps[pos]) {
-      l = std::max(l, len[dep.pos]);
-      d = std::max(d, time[dep.pos]);
-      f = std::max(f, ops[dep.pos]);
-    }
-    const chakra::EtNode& n = t.nodes[pos];
-    len[pos] = l + 1;
-    time[pos] = d + n.duration_micros;
-    ops[pos] = f + (n.type == static_cast<int>(chakra::EtNodeType::kComp)
-                        ? std::max<std::int64_t>(chakra::int_attr(t, n, "num_ops").value_or(0), 0)
-                        : 0);
-    best.nodes = std::max(best.nodes, len[pos]);
-    best.micros = std::max(best.micros, time[pos]);
-    best.num_ops = std::max(best.num_ops, ops[pos]);
-  }
-  return best;
-}
 
 // An attribute's value in one short line (lists: the first few entries and the length).
 std::string attr_text(const chakra::EtAttr& a) {
@@ -211,7 +177,7 @@ int inspect(const std::string& path) {
                  base::format_bytes(static_cast<double>(v->bytes)));
     }
   }
-  const CriticalPath cp = critical_path(t, order);
+  const chakra::CriticalPath cp = chakra::critical_path(t, order);
   fmt::print(
       "  critical path: {} nodes, {} us of recorded durations; heaviest chain {:.4g} "
       "FLOPs of num_ops\n",
