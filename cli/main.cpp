@@ -50,7 +50,8 @@ int run(const RunArgs& a) {
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
   experiments::Outcome o =
       experiments::simulate_scenario(s, !a.no_share, !a.out.empty() || transposed);
-  SpillAnalysis spill = transposed ? analyze_spill(s, o) : SpillAnalysis{};
+  experiments::SpillAnalysis spill =
+      transposed ? experiments::analyze_spill(s, o) : experiments::SpillAnalysis{};
   if (!a.quiet) {
     sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
     print_spill(std::cout, spill);
