@@ -82,5 +82,21 @@ TEST(RunSweep, BadScheduleIsBadInputBeforeAnyRun) {
   EXPECT_NE(e.find("unknown schedule 'gpip'"), std::string::npos) << e;
 }
 
+// The exposed encoder at each value is measured against the LLM alone at that value (not at
+// the first one).
+TEST(RunSweep, ExposedEncoderPerValue) {
+  SweepRequest req{.scenario = std::string(TESSERA_SOURCE_DIR) + "/scenarios/qwen2vl-7b-910c.yaml",
+                   .sets = {},
+                   .sweep = "model.layers=28,32",
+                   .schedules = "1f1b"};
+  SweepResult res = run_sweep(req, ignore);
+  ASSERT_EQ(res.points.size(), 2U);
+  synth::Scenario llm = synth::load_scenario(req.scenario, {"model.layers=32"});
+  llm.encoder = synth::EncoderConfig{};
+  double llm_s = simulate_scenario(llm, true, false).stats.step_time_s;
+  const Row& r = res.points[1].rows[0];
+  EXPECT_NEAR(r.exposed_encoder_s, r.step_s - llm_s, 1e-12);
+}
+
 }  // namespace
 }  // namespace tessera::experiments
