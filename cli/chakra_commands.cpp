@@ -14,66 +14,34 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
+#include "experiments/chakra_export.h"
 #include "experiments/pipeline.h"
 #include "graph/chakra/chakra_reader.h"
-#include "graph/chakra/chakra_writer.h"
-#include "graph/chakra/comm_groups.h"
 #include "graph/chakra/critical_path.h"
 #include "graph/chakra/et_order.h"
 #include "hwprofiles/hw_profile.h"
-#include "interop/astra_config.h"
-#include "sim/exec/sharing/group_classes.h"
-#include "sim/exec/sharing/relabel.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
-#include "synth/build/synthesize.h"
 #include "topology/cluster.h"
 
 namespace tessera::cli {
 
 namespace chakra = graph::chakra;
 
-namespace {}  // namespace
-
 int synth_chakra(const SynthArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   check_input_file("scenario", a.scenario);
   prepare_output_prefix("--chakra", a.chakra);
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
-  graph::ExecGraph g = synth::synthesize(s);
-  exec::GroupClasses gc = exec::classify_groups(g);
-  std::vector<exec::ClassRefs> refs;
-  for (const graph::RankGraph& rg : g.classes) {
-    refs.push_back(exec::class_refs(rg));
-  }
-  std::size_t nodes = 0;
-  for (std::int32_t r = 0; r < g.num_ranks; ++r) {
-    auto c = static_cast<std::size_t>(g.class_of_rank[static_cast<std::size_t>(r)]);
-    exec::InstanceSpec spec = exec::relabel_instance(g, gc, refs[c], r);
-    chakra::ExportOptions opts;
-    opts.precision = s.training.precision;
-    opts.group_of = [&spec](std::int32_t grp) { return spec.group(grp); };
-    opts.peer_of = [&spec](std::int32_t peer) { return spec.peer(peer); };
-    chakra::write_rank(g, g.classes[c], r, a.chakra, opts);
-    nodes += g.classes[c].size();
-  }
-  if (!g.groups.empty()) {
-    chakra::write_comm_groups(g, chakra::comm_groups_path(a.chakra));
-  }
-  std::string astra = "no ASTRA-sim configs: its analytical network needs at least 2 NPUs";
-  if (s.cluster.devices >= 2) {
-    hw::Profile profile = hw::load_profile(s.cluster.hardware);
-    interop::write_astra_configs(
-        interop::astra_config(s.cluster.topology, profile, static_cast<int>(s.cluster.devices),
-                              s.training.precision),
-        a.chakra);
-    astra = fmt::format("ASTRA-sim configs {0}.network.yml, {0}.system.json, {0}.memory.json",
-                        a.chakra);
-  }
+  experiments::ChakraExport e = experiments::export_chakra(s, a.chakra);
+  std::string astra =
+      e.astra ? fmt::format("ASTRA-sim configs {0}.network.yml, {0}.system.json, {0}.memory.json",
+                            a.chakra)
+              : "no ASTRA-sim configs: its analytical network needs at least 2 NPUs";
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("{}: wrote {} Chakra traces ({} nodes) to {}.<rank>.et{} in {:.2f} s\n  {}\n", s.name,
-             g.num_ranks, nodes, a.chakra,
-             g.groups.empty() ? "" : " and " + chakra::comm_groups_path(a.chakra), secs, astra);
+             e.ranks, e.nodes, a.chakra, e.groups_path.empty() ? "" : " and " + e.groups_path, secs,
+             astra);
   return 0;
 }
 
