@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -19,6 +17,7 @@
 #include "graph/chakra/chakra_reader.h"
 #include "graph/chakra/critical_path.h"
 #include "graph/chakra/et_order.h"
+#include "graph/chakra/trace_summary.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
@@ -73,12 +72,6 @@ std::string attr_text(const chakra::EtAttr& a) {
   return "(no value)";
 }
 
-struct Volume {
-  std::size_t count = 0;
-  std::int64_t bytes = 0;
-  std::set<std::string> groups;
-};
-
 }  // namespace
 
 int inspect(const std::string& path) {
@@ -90,56 +83,27 @@ int inspect(const std::string& path) {
   for (const chakra::EtAttr& a : t.metadata) {
     fmt::print("  metadata {} = {} ({})\n", a.name, attr_text(a), a.variant);
   }
-  std::map<std::string, std::size_t> kinds;
-  std::map<std::string, std::size_t>
-      ops;                              // op class (tessera.node) -> count (Tessera's own traces)
-  std::map<std::string, Volume> colls;  // collective type -> count, comm_size, groups
-  Volume sends;
-  Volume recvs;
-  std::int64_t num_ops = 0;
-  std::int64_t tensor_bytes = 0;
-  for (const chakra::EtNode& n : t.nodes) {
-    ++kinds[std::string(chakra::et_node_type_name(n.type))];
-    if (n.type == static_cast<int>(chakra::EtNodeType::kCommColl)) {
-      auto type = chakra::int_attr(t, n, "comm_type").value_or(-1);
-      Volume& c = colls[std::string(chakra::et_coll_type_name(static_cast<int>(type)))];
-      ++c.count;
-      c.bytes += chakra::int_attr(t, n, "comm_size").value_or(0);
-      c.groups.insert(chakra::string_attr(t, n, "pg_name").value_or("0"));
-    } else if (n.type == static_cast<int>(chakra::EtNodeType::kCommSend) ||
-               n.type == static_cast<int>(chakra::EtNodeType::kCommRecv)) {
-      Volume& v = n.type == static_cast<int>(chakra::EtNodeType::kCommSend) ? sends : recvs;
-      ++v.count;
-      v.bytes += chakra::int_attr(t, n, "comm_size").value_or(0);
-    } else if (n.type == static_cast<int>(chakra::EtNodeType::kComp)) {
-      num_ops += chakra::int_attr(t, n, "num_ops").value_or(0);
-      tensor_bytes += chakra::int_attr(t, n, "tensor_size").value_or(0);
-      const chakra::EtAttr* packed = n.attr("tessera.node");
-      if (packed != nullptr && packed->int_list.size() > 6 && packed->int_list[6] >= 0 &&
-          packed->int_list[6] < graph::kNumOpClasses) {
-        ++ops[std::string(graph::op_class_name(static_cast<graph::OpClass>(packed->int_list[6])))];
-      }
-    }
-  }
+  const chakra::TraceSummary sum = chakra::summarize_trace(t);
   fmt::print("  {} nodes:", t.nodes.size());
-  for (const auto& [k, n] : kinds) {
+  for (const auto& [k, n] : sum.node_types) {
     fmt::print(" {} {}", n, k);
   }
   fmt::print("\n");
   fmt::print("  compute: {:.4g} FLOPs in num_ops, {} in tensor_size\n",
-             static_cast<double>(num_ops), base::format_bytes(static_cast<double>(tensor_bytes)));
-  if (!ops.empty()) {
+             static_cast<double>(sum.num_ops),
+             base::format_bytes(static_cast<double>(sum.tensor_bytes)));
+  if (!sum.op_classes.empty()) {
     fmt::print("  compute by op class (tessera.node):");
-    for (const auto& [op, n] : ops) {
+    for (const auto& [op, n] : sum.op_classes) {
       fmt::print(" {} {}", n, op);
     }
     fmt::print("\n");
   }
-  for (const auto& [type, c] : colls) {
+  for (const auto& [type, c] : sum.collectives) {
     fmt::print("  {:<16} {:>6} collectives, {} in comm_size, {} group(s)\n", type, c.count,
                base::format_bytes(static_cast<double>(c.bytes)), c.groups.size());
   }
-  for (const auto& [label, v] : {std::pair{"SEND", &sends}, std::pair{"RECV", &recvs}}) {
+  for (const auto& [label, v] : {std::pair{"SEND", &sum.sends}, std::pair{"RECV", &sum.recvs}}) {
     if (v->count > 0) {
       fmt::print("  {:<16} {:>6} messages,    {} in comm_size\n", label, v->count,
                  base::format_bytes(static_cast<double>(v->bytes)));
