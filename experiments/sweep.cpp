@@ -53,13 +53,30 @@ std::vector<SweepPoint> make_points(const Sweep& sw) {
   return points;
 }
 
-// Whether `e`, from loading the scenario with `assignment` applied, is about that value itself
-// (a misspelt name, a wrong type, a key that does not exist) rather than about the scenario
-// it makes (e.g. pp no longer dividing the layers): the loader places the former at the
-// override.
+// Whether `e`, from loading the scenario with `assignment` applied, says the value itself
+// cannot be read (a misspelt name, a wrong type, a number out of range, a key that does not
+// exist): an error the loader places at the override, in the reader's words. A value that
+// reads but makes the scenario invalid (pp no longer dividing the layers, global_batch not
+// divisible by dp) is not: that point cannot run.
 bool about_value(const base::InputError& e, const std::string& assignment) {
   const std::string set = "--set " + assignment;
-  return e.loc().file == set || e.message().starts_with(set + ":");
+  if (e.loc().file.empty()) {
+    return e.message().starts_with(set + ":");  // not valid YAML, a path through a value
+  }
+  if (e.loc().file != set) {
+    return false;
+  }
+  std::string_view m = e.message();
+  if (m.starts_with("'")) {  // "'training.recompute': unknown value 'fulll'"
+    auto end = m.find("': ");
+    m = end == std::string_view::npos ? m : m.substr(end + 3);
+  }
+  for (std::string_view reader : {"expected ", "unknown ", "missing required key", "the range "}) {
+    if (m.starts_with(reader)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The error's message and hint (the did-you-mean), without its location.
@@ -83,8 +100,10 @@ std::vector<std::optional<synth::Scenario>> load_points(const SweepRequest& req,
       out.emplace_back(synth::load_scenario(req.scenario, overrides));
     } catch (const base::InputError& e) {
       if (about_value(e, assignment)) {
+        bool key = e.message().find("unknown key") != std::string::npos;  // not the value's
         throw base::InputError(base::SourceLoc{"--sweep " + req.sweep, 0, 0},
-                               fmt::format("value '{}': {}", p.value, message_and_hint(e)));
+                               key ? message_and_hint(e)
+                                   : fmt::format("value '{}': {}", p.value, message_and_hint(e)));
       }
       p.skipped = e.message();
       if (!first_error) {

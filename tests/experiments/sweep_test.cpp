@@ -72,6 +72,20 @@ TEST(RunSweep, BadValueIsBadInput) {
   EXPECT_EQ(runs, 0);
 }
 
+// Values that read but make the scenario invalid, even where the loader blames the swept key
+// itself (global_batch not divisible by dp), are points that cannot run; values the reader
+// rejects (out of range, not a number) are bad input.
+TEST(RunSweep, InvalidAtTheSweptKeyIsStillAPoint) {
+  SweepResult res = run_sweep(tiny("training.global_batch=5,8"), ignore);
+  EXPECT_NE(res.points[0].skipped.find("not divisible"), std::string::npos)
+      << res.points[0].skipped;
+  EXPECT_TRUE(res.points[1].skipped.empty());
+  for (const char* bad : {"model.layers=4,0", "model.layers=4,many"}) {
+    std::string e = error_of([&] { run_sweep(tiny(bad), ignore); });
+    EXPECT_NE(e.find(std::string("--sweep ") + bad), std::string::npos) << e;
+  }
+}
+
 TEST(RunSweep, MisspeltKeyIsBadInput) {
   std::string e = error_of([] { run_sweep(tiny("model.layrs=2,4"), ignore); });
   EXPECT_NE(e.find("--sweep model.layrs=2,4"), std::string::npos) << e;
