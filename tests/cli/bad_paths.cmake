@@ -25,7 +25,7 @@ endfunction()
 
 # Traces for `simulate --chakra` and `replay`.
 execute_process(COMMAND ${TESSERA} synth ${SCENARIO} --chakra ${WORK}/et/tiny
-                RESULT_VARIABLE rc ERROR_VARIABLE err TIMEOUT 60)
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "synth --chakra failed (${rc}): ${err}")
 endif()

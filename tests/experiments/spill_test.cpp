@@ -26,7 +26,8 @@ TEST(AnalyzeSpill, ModelNextToSimulation) {
   SpillAnalysis a = analyze_spill(s, o);
   ASSERT_EQ(a.rows.size(), static_cast<std::size_t>(s.parallel.pp));
   // The predictions are spill_model's with the roofline durations.
-  models::RooflineComputeModel roofline(hw::load_profile(s.cluster.hardware));
+  hw::Profile profile = hw::load_profile(s.cluster.hardware);  // the model keeps a reference
+  models::RooflineComputeModel roofline(profile);
   synth::schedule::SpillModel m = synth::schedule::spill_model(
       synth::transpose_plan(s), o.graph, s.microbatches(),
       [&](const graph::Node& n) { return static_cast<double>(roofline.duration(n)) * 1e-12; });
