@@ -7,119 +7,44 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "cli/pipeline.h"
+#include "cli/output_paths.h"
+#include "experiments/chakra_export.h"
+#include "experiments/pipeline.h"
 #include "graph/chakra/chakra_reader.h"
-#include "graph/chakra/chakra_writer.h"
-#include "graph/chakra/comm_groups.h"
+#include "graph/chakra/critical_path.h"
 #include "graph/chakra/et_order.h"
+#include "graph/chakra/trace_summary.h"
 #include "hwprofiles/hw_profile.h"
-#include "interop/astra_config.h"
-#include "sim/exec/sharing/group_classes.h"
-#include "sim/exec/sharing/relabel.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
-#include "synth/build/synthesize.h"
 #include "topology/cluster.h"
 
 namespace tessera::cli {
 
 namespace chakra = graph::chakra;
 
-namespace {
-
-void make_parent_dir(const std::string& prefix) {
-  std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
-  if (!parent.empty()) {
-    std::filesystem::create_directories(parent);
-  }
-}
-
-}  // namespace
-
 int synth_chakra(const SynthArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
+  check_input_file("scenario", a.scenario);
+  prepare_output_prefix("--chakra", a.chakra);
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
-  graph::ExecGraph g = synth::synthesize(s);
-  make_parent_dir(a.chakra);
-  exec::GroupClasses gc = exec::classify_groups(g);
-  std::vector<exec::ClassRefs> refs;
-  for (const graph::RankGraph& rg : g.classes) {
-    refs.push_back(exec::class_refs(rg));
-  }
-  std::size_t nodes = 0;
-  for (std::int32_t r = 0; r < g.num_ranks; ++r) {
-    auto c = static_cast<std::size_t>(g.class_of_rank[static_cast<std::size_t>(r)]);
-    exec::InstanceSpec spec = exec::relabel_instance(g, gc, refs[c], r);
-    chakra::ExportOptions opts;
-    opts.precision = s.training.precision;
-    opts.group_of = [&spec](std::int32_t grp) { return spec.group(grp); };
-    opts.peer_of = [&spec](std::int32_t peer) { return spec.peer(peer); };
-    chakra::write_rank(g, g.classes[c], r, a.chakra, opts);
-    nodes += g.classes[c].size();
-  }
-  if (!g.groups.empty()) {
-    chakra::write_comm_groups(g, chakra::comm_groups_path(a.chakra));
-  }
-  std::string astra = "no ASTRA-sim configs: its analytical network needs at least 2 NPUs";
-  if (s.cluster.devices >= 2) {
-    hw::Profile profile = synth::hardware_profile(s);
-    interop::write_astra_configs(
-        interop::astra_config(s.cluster.topology, profile, static_cast<int>(s.cluster.devices),
-                              s.training.precision),
-        a.chakra);
-    astra = fmt::format("ASTRA-sim configs {0}.network.yml, {0}.system.json, {0}.memory.json",
-                        a.chakra);
-  }
+  experiments::ChakraExport e = experiments::export_chakra(s, a.chakra);
+  std::string astra =
+      e.astra ? fmt::format("ASTRA-sim configs {0}.network.yml, {0}.system.json, {0}.memory.json",
+                            a.chakra)
+              : "no ASTRA-sim configs: its analytical network needs at least 2 NPUs";
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("{}: wrote {} Chakra traces ({} nodes) to {}.<rank>.et{} in {:.2f} s\n  {}\n", s.name,
-             g.num_ranks, nodes, a.chakra,
-             g.groups.empty() ? "" : " and " + chakra::comm_groups_path(a.chakra), secs, astra);
+             e.ranks, e.nodes, a.chakra, e.groups_path.empty() ? "" : " and " + e.groups_path, secs,
+             astra);
   return 0;
 }
 
 namespace {
-
-// The longest dependency chain: its node count, and where durations are recorded, its time;
-// and the chain with the most num_ops (compute on the critical path when compute dominates).
-struct CriticalPath {
-  std::size_t nodes = 0;
-  std::uint64_t micros = 0;
-  std::int64_t num_ops = 0;
-};
-
-CriticalPath critical_path(const chakra::EtTrace& t, const chakra::TraceOrder& o) {
-  std::vector<std::size_t> len(t.nodes.size(), 0);
-  std::vector<std::uint64_t> time(t.nodes.size(), 0);
-  std::vector<std::int64_t> ops(t.nodes.size(), 0);
-  CriticalPath best;
-  for (std::size_t pos : o.order) {
-    std::size_t l = 0;
-    std::uint64_t d = 0;
-    std::int64_t f = 0;
-    for (const chakra::TraceDep& dep : o.deps[pos]) {
-      l = std::max(l, len[dep.pos]);
-      d = std::max(d, time[dep.pos]);
-      f = std::max(f, ops[dep.pos]);
-    }
-    const chakra::EtNode& n = t.nodes[pos];
-    len[pos] = l + 1;
-    time[pos] = d + n.duration_micros;
-    ops[pos] = f + (n.type == static_cast<int>(chakra::EtNodeType::kComp)
-                        ? std::max<std::int64_t>(chakra::int_attr(t, n, "num_ops").value_or(0), 0)
-                        : 0);
-    best.nodes = std::max(best.nodes, len[pos]);
-    best.micros = std::max(best.micros, time[pos]);
-    best.num_ops = std::max(best.num_ops, ops[pos]);
-  }
-  return best;
-}
 
 // An attribute's value in one short line (lists: the first few entries and the length).
 std::string attr_text(const chakra::EtAttr& a) {
@@ -147,15 +72,10 @@ std::string attr_text(const chakra::EtAttr& a) {
   return "(no value)";
 }
 
-struct Volume {
-  std::size_t count = 0;
-  std::int64_t bytes = 0;
-  std::set<std::string> groups;
-};
-
 }  // namespace
 
 int inspect(const std::string& path) {
+  check_input_file("Chakra trace", path);
   chakra::EtTrace t = chakra::read_et_file(path);
   chakra::TraceOrder order = chakra::order_trace(t);
   fmt::print("{}: Chakra execution trace, schema version {}\n", path,
@@ -163,62 +83,33 @@ int inspect(const std::string& path) {
   for (const chakra::EtAttr& a : t.metadata) {
     fmt::print("  metadata {} = {} ({})\n", a.name, attr_text(a), a.variant);
   }
-  std::map<std::string, std::size_t> kinds;
-  std::map<std::string, std::size_t>
-      ops;                              // op class (tessera.node) -> count (Tessera's own traces)
-  std::map<std::string, Volume> colls;  // collective type -> count, comm_size, groups
-  Volume sends;
-  Volume recvs;
-  std::int64_t num_ops = 0;
-  std::int64_t tensor_bytes = 0;
-  for (const chakra::EtNode& n : t.nodes) {
-    ++kinds[std::string(chakra::et_node_type_name(n.type))];
-    if (n.type == static_cast<int>(chakra::EtNodeType::kCommColl)) {
-      auto type = chakra::int_attr(t, n, "comm_type").value_or(-1);
-      Volume& c = colls[std::string(chakra::et_coll_type_name(static_cast<int>(type)))];
-      ++c.count;
-      c.bytes += chakra::int_attr(t, n, "comm_size").value_or(0);
-      c.groups.insert(chakra::string_attr(t, n, "pg_name").value_or("0"));
-    } else if (n.type == static_cast<int>(chakra::EtNodeType::kCommSend) ||
-               n.type == static_cast<int>(chakra::EtNodeType::kCommRecv)) {
-      Volume& v = n.type == static_cast<int>(chakra::EtNodeType::kCommSend) ? sends : recvs;
-      ++v.count;
-      v.bytes += chakra::int_attr(t, n, "comm_size").value_or(0);
-    } else if (n.type == static_cast<int>(chakra::EtNodeType::kComp)) {
-      num_ops += chakra::int_attr(t, n, "num_ops").value_or(0);
-      tensor_bytes += chakra::int_attr(t, n, "tensor_size").value_or(0);
-      const chakra::EtAttr* packed = n.attr("tessera.node");
-      if (packed != nullptr && packed->int_list.size() > 6 && packed->int_list[6] >= 0 &&
-          packed->int_list[6] < graph::kNumOpClasses) {
-        ++ops[std::string(graph::op_class_name(static_cast<graph::OpClass>(packed->int_list[6])))];
-      }
-    }
-  }
+  const chakra::TraceSummary sum = chakra::summarize_trace(t);
   fmt::print("  {} nodes:", t.nodes.size());
-  for (const auto& [k, n] : kinds) {
+  for (const auto& [k, n] : sum.node_types) {
     fmt::print(" {} {}", n, k);
   }
   fmt::print("\n");
   fmt::print("  compute: {:.4g} FLOPs in num_ops, {} in tensor_size\n",
-             static_cast<double>(num_ops), base::format_bytes(static_cast<double>(tensor_bytes)));
-  if (!ops.empty()) {
+             static_cast<double>(sum.num_ops),
+             base::format_bytes(static_cast<double>(sum.tensor_bytes)));
+  if (!sum.op_classes.empty()) {
     fmt::print("  compute by op class (tessera.node):");
-    for (const auto& [op, n] : ops) {
+    for (const auto& [op, n] : sum.op_classes) {
       fmt::print(" {} {}", n, op);
     }
     fmt::print("\n");
   }
-  for (const auto& [type, c] : colls) {
+  for (const auto& [type, c] : sum.collectives) {
     fmt::print("  {:<16} {:>6} collectives, {} in comm_size, {} group(s)\n", type, c.count,
                base::format_bytes(static_cast<double>(c.bytes)), c.groups.size());
   }
-  for (const auto& [label, v] : {std::pair{"SEND", &sends}, std::pair{"RECV", &recvs}}) {
+  for (const auto& [label, v] : {std::pair{"SEND", &sum.sends}, std::pair{"RECV", &sum.recvs}}) {
     if (v->count > 0) {
       fmt::print("  {:<16} {:>6} messages,    {} in comm_size\n", label, v->count,
                  base::format_bytes(static_cast<double>(v->bytes)));
     }
   }
-  const CriticalPath cp = critical_path(t, order);
+  const chakra::CriticalPath cp = chakra::critical_path(t, order);
   fmt::print(
       "  critical path: {} nodes, {} us of recorded durations; heaviest chain {:.4g} "
       "FLOPs of num_ops\n",
@@ -227,13 +118,16 @@ int inspect(const std::string& path) {
 }
 
 int simulate_chakra(const SimulateArgs& a) {
+  check_profile_arg("--hardware", a.hardware);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   chakra::ImportOptions opts;
   opts.use_durations = a.replay_durations;
   chakra::ImportInfo info;
   graph::ExecGraph g = chakra::read_chakra(a.chakra, opts, &info);
   hw::Profile profile = hw::load_profile(a.hardware);
   topology::TopologySpec spec = topology::load_topology_preset(a.topology, {});
-  topology::Cluster cluster(spec, profile, g.num_ranks);
   sim::SimOptions sopt;
   sopt.share_rank_classes = false;
   sopt.record_timeline = !a.out.empty();
@@ -241,21 +135,18 @@ int simulate_chakra(const SimulateArgs& a) {
   // rendezvous and precision they were synthesized with, so they time as the direct run.
   sopt.eager_sends = !a.rendezvous && !info.tessera;
   sopt.dtype = info.precision;
-  sim::RunStats r = sim::simulate(g, cluster, profile, sopt);
-  Outcome o;
-  o.label.scenario = a.chakra;
-  o.label.model = "Chakra trace";
-  o.label.hardware = profile.name;
-  o.label.topology = a.topology;
-  o.label.parallelism = fmt::format("{} ranks", g.num_ranks);
-  o.label.schedule = "as recorded";
-  o.label.devices = g.num_ranks;
-  o.metrics = sim::report::compute_metrics(g, r, g.num_ranks);
-  o.stats = std::move(r);
-  o.graph = std::move(g);
+  sim::report::RunLabel label{.scenario = a.chakra,
+                              .model = "Chakra trace",
+                              .hardware = profile.name,
+                              .topology = a.topology,
+                              .parallelism = fmt::format("{} ranks", g.num_ranks),
+                              .schedule = "as recorded",
+                              .devices = g.num_ranks};
+  experiments::Outcome o =
+      experiments::simulate_graph(std::move(g), profile, spec, sopt, std::move(label));
   sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
   if (!a.out.empty()) {
-    write_reports(a.out, o);
+    experiments::write_reports(a.out, o);
   }
   return 0;
 }

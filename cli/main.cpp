@@ -11,8 +11,9 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "cli/pipeline.h"
+#include "cli/output_paths.h"
 #include "cli/spill.h"
+#include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/schedule/schedule_spec.h"
@@ -22,7 +23,7 @@ namespace tessera::cli {
 
 namespace {
 
-void print_perf(const Outcome& o, double total_s) {
+void print_perf(const experiments::Outcome& o, double total_s) {
   std::size_t nodes = 0;
   for (const auto& c : o.graph.classes) {
     nodes += c.size();
@@ -42,17 +43,23 @@ void print_perf(const Outcome& o, double total_s) {
 
 int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
+  check_input_file("scenario", a.scenario);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
-  Outcome o = simulate_scenario(s, !a.no_share, !a.out.empty() || transposed,
-                                sim::report::parse_rank_list_or_empty(a.timeline_ranks));
-  SpillAnalysis spill = transposed ? analyze_spill(s, o) : SpillAnalysis{};
+  experiments::Outcome o =
+      experiments::simulate_scenario(s, !a.no_share, !a.out.empty() || transposed,
+                                     sim::report::parse_rank_list_or_empty(a.timeline_ranks));
+  experiments::SpillAnalysis spill =
+      transposed ? experiments::analyze_spill(s, o) : experiments::SpillAnalysis{};
   if (!a.quiet) {
     sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);
     print_spill(std::cout, spill);
   }
   if (!a.out.empty()) {
-    write_reports(a.out, o);
+    experiments::write_reports(a.out, o);
     if (transposed) {
       std::ofstream(a.out + "/transpose.json") << spill_json(spill).dump(2) << "\n";
     }
@@ -68,12 +75,13 @@ int run(const RunArgs& a) {
 }
 
 int check(const RunArgs& a) {
+  check_input_file("scenario", a.scenario);
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   hw::Profile profile = synth::hardware_profile(s);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
   fmt::print("{}: ok ({} on {} x {}, {}, {})\n", a.scenario,
              s.model.preset.empty() ? "custom model" : s.model.preset, s.cluster.devices,
-             profile.name, parallelism_label(s), cluster.describe());
+             profile.name, experiments::parallelism_label(s), cluster.describe());
   return 0;
 }
 

@@ -1,91 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tessera replay --measured FILE`: rebuilds one measured iteration of a PyTorch profiler
 // (Kineto) trace as an execution graph, simulates it, and prints the replayed against the
-// measured iteration time.
-#include "cli/replay.h"
+// measured iteration time (experiments::replay_iteration).
+#include "experiments/replay.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <iostream>
-
-#include "base/error.h"
+#include "base/units.h"
 #include "cli/commands.h"
-#include "cli/pipeline.h"
-#include "hwprofiles/hw_profile.h"
+#include "cli/output_paths.h"
+#include "experiments/pipeline.h"
 #include "measured/iterations.h"
 #include "measured/kineto_reader.h"
-#include "measured/replay_graph.h"
-#include "sim/simulation.h"
-#include "topology/cluster.h"
 
 namespace tessera::cli {
 
 namespace kineto = measured;
-
-std::string profile_of_device(std::string_view device_name) {
-  struct Match {
-    std::string_view needle, profile;
-  };
-  static constexpr std::array<Match, 5> kMatches = {{{"A100", "a100-sxm-80gb"},
-                                                     {"H100", "h100-sxm"},
-                                                     {"H800", "h100-sxm"},
-                                                     {"910C", "ascend-910c"},
-                                                     {"910B", "ascend-910b"}}};
-  for (const Match& m : kMatches) {
-    if (device_name.find(m.needle) != std::string_view::npos) {
-      return std::string(m.profile);
-    }
-  }
-  return "";
-}
-
-ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::IterationSet& set,
-                              std::size_t iteration, const std::string& hardware,
-                              const std::string& measured_on, const std::string& topology) {
-  kineto::ReplayGraph rg = kineto::build_replay(t, set, iteration);
-  ReplayResult r;
-  r.measured_on = measured_on.empty() ? profile_of_device(t.device_name) : measured_on;
-  const std::string target = hardware.empty() ? r.measured_on : hardware;
-  // Without retiming the profile only sizes the cluster: any shipped one will do.
-  hw::Profile profile = hw::load_profile(target.empty() ? "a100-sxm-80gb" : target);
-  if (!hardware.empty()) {
-    if (r.measured_on.empty()) {
-      throw base::InputError(
-          base::SourceLoc{t.path},
-          fmt::format("cannot tell which hardware profile the trace was measured on (device "
-                      "'{}'), so its durations cannot move to '{}'",
-                      t.device_name, hardware),
-          "pass --measured-on PROFILE");
-    }
-    hw::Profile source = hw::load_profile(r.measured_on);
-    if (source.name != profile.name) {
-      r.moved = measured::retime(rg.graph, source, profile, std::max(1, t.dist.world_size),
-                                 kineto::kHostStream);
-    }
-  }
-  topology::TopologySpec spec = topology::load_topology_preset(topology, {});
-  topology::Cluster cluster(spec, profile, rg.graph.num_ranks);
-  sim::SimOptions opt;
-  opt.share_rank_classes = false;
-  opt.record_timeline = true;  // the GPU's end comes from the spans
-  r.stats = rg.stats;
-  r.measured_s = static_cast<double>(rg.measured_ns) * 1e-9;
-  r.run = sim::simulate(rg.graph, cluster, profile, opt);
-  r.replayed_s = r.run.step_time_s;
-  const auto& it = set.iterations.at(iteration);
-  r.measured_gpu_end_s = static_cast<double>(it.gpu_end_ns - it.begin_ns) * 1e-9;
-  for (const sim::Span& sp : r.run.spans) {
-    if (sp.stream != kineto::kHostStream) {
-      r.replayed_gpu_end_s = std::max(r.replayed_gpu_end_s, base::to_seconds(sp.end));
-    }
-  }
-  r.graph = std::move(rg.graph);
-  r.hardware = profile.name;
-  return r;
-}
+using experiments::ReplayResult;
 
 namespace {
 
@@ -104,6 +35,12 @@ void print_moved(const ReplayResult& r) {
 }  // namespace
 
 int replay(const ReplayArgs& a) {
+  check_input_file("measured trace", a.measured);
+  check_profile_arg("--hardware", a.hardware);
+  check_profile_arg("--measured-on", a.measured_on);
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
   kineto::KinetoTrace t = kineto::read_kineto(a.measured);
   kineto::IterationSet set = kineto::find_iterations(t);
   std::vector<std::size_t> which;
@@ -120,7 +57,15 @@ int replay(const ReplayArgs& a) {
              t.dist.rank, t.dist.world_size,
              t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
   for (std::size_t i : which) {
-    ReplayResult r = replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
+    // With --all an idle iteration (e.g. a profiler step around a checkpoint) is a line, not
+    // the end of the replay; asked for by number, build_replay reports it as bad input.
+    if (a.all && set.iterations[i].activities.empty()) {
+      fmt::print("  iteration {} (ProfilerStep#{}): no GPU activity, nothing to replay\n", i,
+                 set.iterations[i].step);
+      continue;
+    }
+    ReplayResult r =
+        experiments::replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
     const auto& it = set.iterations.at(i);
     if (r.moved) {
       fmt::print(
@@ -152,7 +97,7 @@ int replay(const ReplayArgs& a) {
           s.dropped_deps);
     }
     if (!a.out.empty()) {
-      Outcome o;
+      experiments::Outcome o;
       o.label.scenario = a.measured;
       o.label.model = "Kineto trace replay";
       o.label.hardware = r.hardware;
@@ -163,7 +108,7 @@ int replay(const ReplayArgs& a) {
       o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
       o.stats = std::move(r.run);
       o.graph = std::move(r.graph);
-      write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
+      experiments::write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
     }
   }
   if (t.dist.world_size > 1) {

@@ -12,14 +12,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/error.h"
+#include "experiments/pipeline.h"
 #include "graph/chakra/chakra_reader.h"
 #include "graph/chakra/et_decode.h"
-#include "hwprofiles/hw_profile.h"
-#include "sim/report/report.h"
-#include "sim/simulation.h"
-#include "topology/cluster.h"
 
 // protobuf logs every malformed string field to stderr: quiet, the fuzzer's output stays
 // readable (decode_et reports the failure itself).
@@ -30,16 +28,14 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 
 namespace {
 
-void simulate(const tessera::graph::ExecGraph& g, bool eager_sends) {
+void simulate(tessera::graph::ExecGraph g, bool eager_sends) {
   using namespace tessera;
   static const hw::Profile kProfile = hw::load_profile("h100-sxm");
   static const topology::TopologySpec kSpec = topology::load_topology_preset("single-node", {});
-  topology::Cluster cluster(kSpec, kProfile, g.num_ranks);
   sim::SimOptions opt;
   opt.share_rank_classes = false;
   opt.eager_sends = eager_sends;
-  sim::RunStats r = sim::simulate(g, cluster, kProfile, opt);
-  (void)sim::report::compute_metrics(g, r, g.num_ranks);
+  (void)experiments::simulate_graph(std::move(g), kProfile, kSpec, opt, {});
 }
 
 }  // namespace
@@ -65,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       nodes += c.size();
     }
     if (nodes <= 4096) {
-      simulate(g, (knobs & 0x20U) != 0);
+      simulate(std::move(g), (knobs & 0x20U) != 0);
     }
   } catch (const tessera::base::InputError&) {
     // Bad bytes: the expected answer.

@@ -18,11 +18,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "sim/report/report.h"
-#include "sim/simulation.h"
-#include "synth/build/synthesize.h"
+#include "experiments/pipeline.h"
 #include "synth/scenario/scenario.h"
-#include "topology/cluster.h"
 
 namespace {
 
@@ -65,14 +62,7 @@ void run(const std::string& path, const std::vector<std::string>& sets) {
   if (!small(s)) {
     return;
   }
-  hw::Profile profile = synth::hardware_profile(s);
-  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
-  graph::ExecGraph g = synth::synthesize(s, {.share_rank_classes = true});
-  sim::SimOptions opt;
-  opt.share_rank_classes = true;
-  opt.dtype = s.training.precision;
-  sim::RunStats stats = sim::simulate(g, cluster, profile, opt);
-  (void)sim::report::compute_metrics(g, stats, s.cluster.devices);
+  (void)experiments::simulate_scenario(s, true, false);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #   sim          base graph hwprofiles topology            } includes the other
 #   measured     ... synth sim                             (Kineto traces, replay, retime)
 #   interop      ... synth sim                             (ASTRA-sim configs)
+#   experiments  ... synth sim measured interop            (runs, compare, sweep)
 #   cli          everything; tests, fuzz and bench too (they sit on top)
 # Prints every include that breaks a rule and exits 1; CI runs it first.
 set -euo pipefail
@@ -22,8 +23,9 @@ declare -A allowed=(
   [sim]="base graph hwprofiles topology sim"
   [measured]="base graph hwprofiles topology synth sim measured"
   [interop]="base graph hwprofiles topology synth sim interop"
+  [experiments]="base graph hwprofiles topology synth sim measured interop experiments"
 )
-top="base graph hwprofiles topology synth sim measured interop cli tests fuzz bench"
+top="base graph hwprofiles topology synth sim measured interop experiments cli tests fuzz bench"
 bad=0
 while IFS= read -r file; do
   folder=${file%%/*}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/pipeline.h"
+#include "experiments/pipeline.h"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,10 @@
 #include <fstream>
 
 #include "base/error.h"
-#include "sim/simulation.h"
 #include "synth/build/synthesize.h"
 #include "topology/cluster.h"
 
-namespace tessera::cli {
+namespace tessera::experiments {
 
 namespace {
 
@@ -64,7 +63,21 @@ Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
   return o;
 }
 
-void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix) {
+Outcome simulate_graph(graph::ExecGraph g, const hw::Profile& profile,
+                       const topology::TopologySpec& topology, const sim::SimOptions& opt,
+                       sim::report::RunLabel label) {
+  Outcome o;
+  topology::Cluster cluster(topology, profile, g.num_ranks);
+  auto t0 = std::chrono::steady_clock::now();
+  o.stats = sim::simulate(g, cluster, profile, opt);
+  o.sim_s = seconds_since(t0);
+  o.metrics = sim::report::compute_metrics(g, o.stats, g.num_ranks);
+  o.graph = std::move(g);
+  o.label = std::move(label);
+  return o;
+}
+
+void write_run_summary(const std::string& dir, const Outcome& o, const std::string& suffix) {
   std::filesystem::create_directories(dir);
   std::ofstream js(dir + "/summary" + suffix + ".json");
   if (!js) {
@@ -72,7 +85,11 @@ void write_reports(const std::string& dir, const Outcome& o, const std::string& 
   }
   js << sim::report::summary_json(o.label, o.graph, o.stats, o.metrics).dump(2) << "\n";
   sim::report::write_ranks_csv(dir + "/ranks" + suffix + ".csv", o.stats);
+}
+
+void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix) {
+  write_run_summary(dir, o, suffix);
   sim::report::write_timeline(dir + "/timeline" + suffix + ".json.gz", o.graph, o.stats);
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::experiments

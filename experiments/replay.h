@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Replaying one measured iteration of a Kineto trace through the simulator.
+// Replaying one measured iteration of a Kineto trace through the simulator: as measured,
+// or moved to another hardware profile (measured::retime).
 #pragma once
 
 #include <cstddef>
@@ -14,7 +15,7 @@
 #include "measured/retime.h"
 #include "sim/run_stats.h"
 
-namespace tessera::cli {
+namespace tessera::experiments {
 
 struct ReplayResult {
   double measured_s = 0.0;
@@ -40,4 +41,4 @@ ReplayResult replay_iteration(const measured::KinetoTrace& t, const measured::It
                               std::size_t iteration, const std::string& hardware,
                               const std::string& measured_on, const std::string& topology);
 
-}  // namespace tessera::cli
+}  // namespace tessera::experiments

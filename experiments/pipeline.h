@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// The end-to-end path every command shares: scenario -> profile and cluster -> synthesized
+// graphs -> simulation -> metrics, with the time each stage took; the same for a graph read
+// from elsewhere (Chakra traces); and the reports a run writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/exec_graph.h"
+#include "hwprofiles/hw_profile.h"
+#include "sim/report/report.h"
+#include "sim/run_stats.h"
+#include "sim/simulation.h"
+#include "synth/scenario/scenario.h"
+#include "topology/cluster.h"
+
+namespace tessera::experiments {
+
+struct Outcome {
+  graph::ExecGraph graph;
+  sim::RunStats stats;
+  sim::report::Metrics metrics;
+  sim::report::RunLabel label;
+  double load_s = 0.0;
+  double synth_s = 0.0;
+  double sim_s = 0.0;
+};
+
+// Synthesizes and simulates `s`; `share` simulates one instance per rank class, `timeline`
+// records the spans (for timeline.json.gz and analyses that read them) of `timeline_ranks`
+// (empty: the default pick, sim::SimOptions::timeline_ranks).
+Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
+                          const std::vector<std::int32_t>& timeline_ranks = {});
+
+// Simulates a graph that was not synthesized here (Chakra traces) on a cluster of its ranks
+// built from `topology`, under `label`; the metrics count one device per rank.
+Outcome simulate_graph(graph::ExecGraph g, const hw::Profile& profile,
+                       const topology::TopologySpec& topology, const sim::SimOptions& opt,
+                       sim::report::RunLabel label);
+
+std::string parallelism_label(const synth::Scenario& s);
+
+// summary<suffix>.json, ranks<suffix>.csv and timeline<suffix>.json.gz in `dir` (made if absent).
+void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix = "");
+
+// summary<suffix>.json and ranks<suffix>.csv only (a run recorded without a timeline).
+void write_run_summary(const std::string& dir, const Outcome& o, const std::string& suffix);
+
+}  // namespace tessera::experiments
