@@ -42,7 +42,9 @@ TEST(ScheduleSpec, BadSpecsNameTheOption) {
   EXPECT_NE(error_of([] { parse_schedule("interleaved:x"); }).find("whole number"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_schedule("transpose:fast"); }).find("'fast'"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_schedule("encoder-separate:0"); }).find("N >= 1"),
+  EXPECT_NE(error_of([] { parse_schedule("encoder-separate:0"); }).find("whole number >= 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_schedule("1f1c"); }).find("--schedules: unknown"),
             std::string::npos);
   EXPECT_NE(error_of([] { split_schedules(""); }).find("--schedules"), std::string::npos);
 }
@@ -57,8 +59,11 @@ TEST(ScheduleSpec, Unsupported) {
   EXPECT_EQ(unsupported(s, parse_schedule("1f1b")), "");
   EXPECT_EQ(unsupported(s, parse_schedule("transpose")), "the scenario has no encoder to place");
   s.model.layers = 3;  // pp=2 stages do not divide 3 layers
-  EXPECT_NE(unsupported(s, parse_schedule("gpipe")).find("do not divide 3 layers"),
-            std::string::npos);
+  EXPECT_NE(unsupported(s, parse_schedule("gpipe")).find("pp=2 does not divide model.layers=3"),
+            std::string::npos)
+      << unsupported(s, parse_schedule("gpipe"));
+  s.parallel.stage_layers = {1, 2};  // an uneven split runs
+  EXPECT_EQ(unsupported(s, parse_schedule("gpipe")), "");
 }
 
 }  // namespace
