@@ -36,7 +36,8 @@ void print_spill(std::ostream& out, const SpillAnalysis& a) {
                        base::format_seconds(r.encoder_before_s),
                        base::format_seconds(r.simulated_spill_s));
   }
-  out << "    (predicted: mpipe_transpose.md's w_r = E_0 + r F with roofline compute times and no\n"
+  out << "    (predicted: docs/mpipe_transpose.md's w_r = E_0 + r F with roofline compute times "
+         "and no\n"
          "     message latency; simulated: the same quantities as the event simulation ran them)\n";
 }
 

@@ -20,7 +20,7 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
-// pipeline_schedules.md: gpipe 2.1, 1f1b 2.2, interleaved 2.3, zb-h1 2.4, zb-h2 2.5,
+// docs/pipeline_schedules.md: gpipe 2.1, 1f1b 2.2, interleaved 2.3, zb-h1 2.4, zb-h2 2.5,
 // dualpipev 2.8, dualpipe 2.7 (two pipes, see schedule::Placement).
 enum class ScheduleKind : unsigned char {
   kGpipe,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-rank operation orders of pipeline schedules (pipeline_schedules.md): which forward
+// Per-rank operation orders of pipeline schedules (docs/pipeline_schedules.md): which forward
 // and backward (microbatch, model chunk) a rank runs next. The simulator times the orders;
 // the schedules never embed costs. Each schedule lives in skeletons/ (one file each) and is
 // found through the registry (skeletons/skeleton.h); the functions here dispatch to it.
@@ -27,7 +27,7 @@ struct Task {
   bool operator==(const Task&) const = default;
 };
 
-// Where virtual stages live (pipeline_schedules.md 4.1, "virtual-stage map"). A microbatch
+// Where virtual stages live (docs/pipeline_schedules.md 4.1, "virtual-stage map"). A microbatch
 // runs its forward through the stages of one pipe in order, first_of_pipe to last_of_pipe
 // (next_stage), and its backward back (prev_stage); -1 marks a pipe's ends.
 //  - Flat: S = p stages, stage r on rank r; one pipe.

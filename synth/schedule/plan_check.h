@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Invariants every pipeline plan (the per-rank orders of one step) must keep
-// (pipeline_schedules.md 4.2, "dependency invariants on any generated plan").
+// (docs/pipeline_schedules.md 4.2, "dependency invariants on any generated plan").
 #pragma once
 
 #include <vector>

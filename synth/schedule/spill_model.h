@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mpipe's cost model of a transposed encoder, per pipeline rank (mpipe_transpose.md, "Cost
+// Mpipe's cost model of a transposed encoder, per pipeline rank (docs/mpipe_transpose.md, "Cost
 // model"), evaluated on a synthesized step: E(j), the encoder forward of microbatch j on the
 // rank whose plan runs it; F, one LLM stage's forward of one microbatch; and per rank the
 // warmup slack w_r, the encoder work E_r it runs before its first LLM task and the predicted

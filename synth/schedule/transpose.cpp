@@ -36,7 +36,7 @@ double first_forward_start(int j, int ranks, const TransposeCosts& c) {
   return j * (c.stage_forward + c.stage_backward) + 2.0 * (ranks - 1) * c.latency;
 }
 
-// The paper's ByMicrobatch greedy (mpipe_transpose.md): microbatch 0 goes to rank 0; each
+// The paper's ByMicrobatch greedy (docs/mpipe_transpose.md): microbatch 0 goes to rank 0; each
 // later microbatch j goes to the rank that keeps max_r spill_r smallest, where rank r's warmup
 // slack is w_r = E_0 + r (F + c) and spill_r = max(0, E_r - w_r) for its prefix work E_r.
 // Only ranks that finish E(j) (after the work already in their prefix) by j's deadline are
@@ -176,7 +176,7 @@ std::vector<int> owner_map(OwnerMap mode, int ranks, int microbatches,
 //                              microbatches, after the whole body
 //   [A]                        owner-backward: the gradient all-reduce, last on every rank
 //
-// Placement decisions (they reproduce mpipe_transpose.md's [SIM] tables exactly):
+// Placement decisions (they reproduce docs/mpipe_transpose.md's [SIM] tables exactly):
 // - Centralized recompute: every forward that ran detached in a prefix, rank 0's own
 //   microbatch 0 included (hyper-parallel's TRANSPOSE_FWD is detached on every rank and
 //   TRANSPOSE_BWD follows every BWD(stage0, mb < NT)), is recomputed on rank 0 right after

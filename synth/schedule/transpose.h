@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mpipe's "transpose" skeleton (mpipe_transpose.md; pipeline_schedules.md 2.10): a
+// Mpipe's "transpose" skeleton (docs/mpipe_transpose.md; docs/pipeline_schedules.md 2.10): a
 // replicated encoder region whose forwards run in the LLM pipeline's warmup bubbles. It is a
 // rewrite of any body order: each rank gets a prefix with the encoder forwards it owns and
 // the sends of their outputs to the first LLM stage, and rank 0 gets the matching receives
@@ -21,17 +21,17 @@ namespace tessera::synth::schedule {
 //   owned forward runs in the owner's prefix.
 // kMin: hyper-parallel's "min": owner(j) = j for j < NT; rank 0 owns the overflow [NT, m) and
 //   runs each of those inline, right before its first-stage forward of that microbatch.
-// kGreedy: the paper's min-max against each rank's warmup slack (mpipe_transpose.md,
+// kGreedy: the paper's min-max against each rank's warmup slack (docs/mpipe_transpose.md,
 //   "ByMicrobatch greedy"); every owned forward runs in the owner's prefix. Ties go toward the
 //   larger slack left for the microbatch (its deadline minus its finish), then the lower rank,
 //   so uniform E with m <= p gives owner(j) = j.
-// mpipe_transpose.md's [SIM] column "transpose(rr)" (44 for p=4, m=8, E=4) is kRoundRobin with
+// docs/mpipe_transpose.md's [SIM] column "transpose(rr)" (44 for p=4, m=8, E=4) is kRoundRobin with
 // transpose(..., inline_overflow = true): rank 0 runs its overflow inline, as hyper-parallel's
 // construct_exec_order places only microbatch `rank` in a prefix; with every owned forward in
 // the prefixes (inline_overflow = false) the same case takes 41.
 enum class OwnerMap : unsigned char { kRoundRobin, kMin, kGreedy };
 
-// How a trained encoder gets its gradients (mpipe_transpose.md, "Backward footprint").
+// How a trained encoder gets its gradients (docs/mpipe_transpose.md, "Backward footprint").
 // kFrozen: no encoder backward at all. kCentralRecompute: hyper-parallel's default; rank 0
 // receives each transposed microbatch's input, recomputes the encoder forward and runs its
 // backward right after that microbatch's first-stage backward; the parameters are broadcast
@@ -92,7 +92,7 @@ std::vector<std::vector<Step>> transpose(const std::vector<std::vector<Task>>& b
                                          const std::vector<int>& owners, EncoderTraining training,
                                          bool inline_overflow);
 
-// The cost model's view of a transposed plan (mpipe_transpose.md, "Cost model"): per rank,
+// The cost model's view of a transposed plan (docs/mpipe_transpose.md, "Cost model"): per rank,
 // the warmup slack w_r = E_0 + r (F + c), the encoder work E_r placed before the rank's
 // first body task, and the predicted exposed spill max(0, E_r - w_r) (rank 0: E_r - E_0).
 struct SpillPrediction {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Zero-bubble ZB-H2 (Qi et al., ICLR 2024; pipeline_schedules.md 2.5): up to 2p-1
+// Zero-bubble ZB-H2 (Qi et al., ICLR 2024; docs/pipeline_schedules.md 2.5): up to 2p-1
 // microbatches in flight per rank (extra warmup forwards), weight gradients filling the tail.
 #pragma once
 

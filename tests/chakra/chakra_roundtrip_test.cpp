@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Synthesized graphs written as Chakra traces read back identical (kinds, FLOPs, bytes,
 // collective types, sizes and groups, peers, tags, dependencies), and the bytes on disk say
-// what chakra_format.md asks for, checked with the independent decoder.
+// what docs/chakra_format.md asks for, checked with the independent decoder.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -28,7 +28,7 @@ RawTrace raw_rank(const std::string& prefix, int rank) {
   return raw_decode(slurp(et_path(prefix, rank)));
 }
 
-// Chakra CollectiveCommType numbers (chakra_format.md) -> ours, for the types Tessera reads.
+// Chakra CollectiveCommType numbers (docs/chakra_format.md) -> ours, for the types Tessera reads.
 std::optional<CollType> expected_coll(std::uint64_t chakra) {
   static const std::map<std::uint64_t, CollType> kMap = {{0, CollType::kAllReduce},
                                                          {2, CollType::kAllGather},

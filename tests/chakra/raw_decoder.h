@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // An independent, minimal decoder of Chakra .et bytes for the tests: varint length prefixes
-// and protobuf tag/wire-type pairs, with the field numbers of chakra_format.md spelled out
+// and protobuf tag/wire-type pairs, with the field numbers of docs/chakra_format.md spelled out
 // here. It shares no code with the reader, so a bug made symmetrically in reader and
 // writer cannot pass the tests.
 #pragma once
@@ -15,7 +15,7 @@
 
 namespace tessera::chakra_test {
 
-// Field numbers (chakra_format.md).
+// Field numbers (docs/chakra_format.md).
 constexpr int kMetaVersion = 1;
 constexpr int kNodeId = 1, kNodeName = 2, kNodeType = 3, kNodeCtrlDeps = 4, kNodeDataDeps = 5;
 constexpr int kNodeDuration = 7, kNodeAttr = 10;

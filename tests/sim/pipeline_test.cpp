@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pipeline schedules with uniform costs reproduce the golden orders, makespans, bubbles and
-// memory peaks of pipeline_schedules.md (sections 2.0 to 2.5, 2.7 and 2.8). The per-rank orders
-// come from the real generator (synth::schedule::stage_order); the simulator times them, and
+// memory peaks of docs/pipeline_schedules.md (sections 2.0 to 2.5, 2.7 and 2.8). The per-rank
+// orders come from the real generator (synth::schedule::stage_order); the simulator times them, and
 // the order in which each rank's compute nodes actually ran is checked against the golden
 // strings.
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mpipe's transpose (mpipe_transpose.md; pipeline_schedules.md 2.10) through the real
+// Mpipe's transpose (docs/mpipe_transpose.md; docs/pipeline_schedules.md 2.10) through the real
 // simulator: the transposed per-rank plans of synth::schedule::transpose become graphs with
 // uniform costs (LLM stage F, B; encoder forward E, backward E_b; a recompute E + E_b;
 // zero-latency messages; free broadcast and all-reduce) and reproduce the [SIM] tables of
-// mpipe_transpose.md exactly: the frozen-encoder comparison with the inline baseline, the
+// docs/mpipe_transpose.md exactly: the frozen-encoder comparison with the inline baseline, the
 // spill checks, the trained-encoder table, and the makespan identity behind predict_spill.
 #include <gtest/gtest.h>
 
@@ -270,7 +270,7 @@ double transposed(int p, int m, const std::vector<int>& owners, EncoderTraining 
 }
 
 TEST(TransposeSim, FrozenEncoderMatchesReferenceTable) {
-  // mpipe_transpose.md, frozen encoder, F=1, B=2: LLM-only, inline, transpose(min),
+  // docs/mpipe_transpose.md, frozen encoder, F=1, B=2: LLM-only, inline, transpose(min),
   // transpose(rr). The reference's rr column runs rank 0's overflow inline, like min (only
   // microbatch `rank` in each prefix of rank 0, the rest of a rank's microbatches in its
   // prefix): that is owner_map(kRoundRobin) with inline_overflow. With rank 0's overflow in its
@@ -352,7 +352,7 @@ TEST(TransposeSim, TrainedEncoderMatchesReferenceTable) {
             << what;
       }
     }
-    // Owner-backward < inline < centralized recompute (pipeline_schedules.md 4.2).
+    // Owner-backward < inline < centralized recompute (docs/pipeline_schedules.md 4.2).
     EXPECT_LT(k.owner, k.inline_) << what;
     EXPECT_LT(k.inline_, k.central) << what;
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The closed forms of formulas.md (Megatron-LM papers), computed through the synthesized
+// The closed forms of docs/formulas.md (Megatron-LM papers), computed through the synthesized
 // graph: model FLOPs, activation memory per layer, and communication bytes per rank.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The plan invariants of pipeline_schedules.md 4.2 on every schedule over a grid of (p, m, v),
+// The plan invariants of docs/pipeline_schedules.md 4.2 on every schedule over a grid of (p, m, v),
 // and corrupted plans that check_plan must catch.
 #include "synth/schedule/plan_check.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-rank orders of pipeline_schedules.md §2.1-2.8 (golden where the reference has them) and
+// Per-rank orders of docs/pipeline_schedules.md §2.1-2.8 (golden where the reference has them) and
 // the virtual-stage maps of §4.1 (Placement).
 #include <gtest/gtest.h>
 
@@ -44,7 +44,7 @@ ScheduleConfig interleaved(std::int64_t v, std::int64_t group = 0) {
   return cfg;
 }
 
-// pipeline_schedules.md 2.3, p = 4, v = 2, m = 8 ("cS": virtual stage S).
+// docs/pipeline_schedules.md 2.3, p = 4, v = 2, m = 8 ("cS": virtual stage S).
 TEST(Schedule, InterleavedGoldenOrders) {
   EXPECT_EQ(to_string(stage_order(interleaved(2), 4, 0, 8), true),
             "F0c0 F1c0 F2c0 F3c0 F0c4 F1c4 F2c4 F3c4 F4c0 F5c0 F6c0 B0c4 F7c0 B1c4 F4c4 B2c4 "
@@ -94,7 +94,8 @@ TEST(Schedule, InterleavedRejectsMicrobatchCountsWithDependencyBubbles) {
 namespace tessera::synth::schedule {
 namespace {
 
-// pipeline_schedules.md 2.4 (p = 4, m = 8; "B" fused, "b" input gradient, "w" weight gradient).
+// docs/pipeline_schedules.md 2.4 (p = 4, m = 8; "B" fused, "b" input gradient, "w" weight
+// gradient).
 TEST(Schedule, ZeroBubbleH1GoldenOrders) {
   const char* golden[] = {
       "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7",
@@ -141,7 +142,7 @@ TEST(Schedule, ZeroBubbleH1RunsEveryWeightGradientOnce) {
 namespace tessera::synth::schedule {
 namespace {
 
-// pipeline_schedules.md 2.8, N = 4, M = 8 ("sK": stage K, "[x&y]": overlapped pair).
+// docs/pipeline_schedules.md 2.8, N = 4, M = 8 ("sK": stage K, "[x&y]": overlapped pair).
 TEST(Schedule, DualPipeVGoldenOrders) {
   ScheduleConfig cfg;
   cfg.kind = ScheduleKind::kDualPipeV;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mpipe's transpose rewrite (mpipe_transpose.md; pipeline_schedules.md 2.10 and 4.2) as pure
-// orders: stripping the encoder steps gives back the body, the owner maps match
+// Mpipe's transpose rewrite (docs/mpipe_transpose.md; docs/pipeline_schedules.md 2.10 and 4.2) as
+// pure orders: stripping the encoder steps gives back the body, the owner maps match
 // hyper-parallel's mpipe_owned_micros, frozen encoders leave no backward footprint, the design
 // doc's worked examples, and every message has its partner. The simulated makespans are in
 // tests/sim/transpose_sim_test.cpp.
@@ -397,7 +397,7 @@ TEST(Transpose, WorkedExampleFourRanksFourMicrobatchesCentralRecompute) {
   // a TRANSPOSE_BWD (recompute + backward) for the 3 microbatches it received. It also
   // recomputes its own microbatch 0, whose prefix forward ran detached like every other
   // rank's (hyper-parallel inserts TRANSPOSE_BWD after every BWD(stage0, mb < NT));
-  // mpipe_transpose.md's [SIM] 31 / 70 / 138 need that fourth recompute.
+  // docs/mpipe_transpose.md's [SIM] 31 / 70 / 138 need that fourth recompute.
   const Body body = body_of(config(ScheduleKind::k1F1B), 4, 4);
   const Plan plan = transpose(body, owner_map(OwnerMap::kRoundRobin, 4, 4, {}),
                               EncoderTraining::kCentralRecompute, false);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// DeepSeek-V3's bidirectional DualPipe (pipeline_schedules.md 2.7): N ranks, two pipes in
+// DeepSeek-V3's bidirectional DualPipe (docs/pipeline_schedules.md 2.7): N ranks, two pipes in
 // opposite directions, M/2 microbatches each, stages as in Placement; the eight-phase program
 // on each half of the ranks.
 #include <fmt/format.h>

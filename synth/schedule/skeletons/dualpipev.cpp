@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// DeepSeek's DualPipeV (pipeline_schedules.md 2.8): N ranks, one V of 2N stages (rank r holds
+// DeepSeek's DualPipeV (docs/pipeline_schedules.md 2.8): N ranks, one V of 2N stages (rank r holds
 // stages r and 2N-1-r), M microbatches, the eight-phase program.
 #include <fmt/format.h>
 

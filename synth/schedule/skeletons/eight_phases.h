@@ -11,7 +11,7 @@
 namespace tessera::synth::schedule {
 
 // The eight-phase program of DeepSeek's DualPipe and DualPipeV step() (DualPipe repository,
-// dualpipe.py and dualpipev.py; pipeline_schedules.md 2.7 and 2.8). Both run the same program
+// dualpipe.py and dualpipev.py; docs/pipeline_schedules.md 2.7 and 2.8). Both run the same program
 // over a "half pipeline" of n ranks, in which this rank sits h ranks from the end where its
 // chunk-0 microbatches enter, with m microbatches per chunk:
 //  - DualPipeV: n = N, h = r, m = M; chunk 0 is the V's ascending leg, chunk 1 the other.

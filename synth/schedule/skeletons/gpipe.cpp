@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// GPipe (pipeline_schedules.md 2.1): every forward, then every backward.
+// GPipe (docs/pipeline_schedules.md 2.1): every forward, then every backward.
 #include "synth/schedule/skeletons/skeleton.h"
 
 namespace tessera::synth::schedule {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Interleaved 1F1B (pipeline_schedules.md 2.3), Megatron's
+// Interleaved 1F1B (docs/pipeline_schedules.md 2.3), Megatron's
 // forward_backward_pipelining_with_interleaving: v model chunks per rank, microbatches in
 // groups of g (default p) run through chunk 0, then chunk 1, ...
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// 1F1B (pipeline_schedules.md 2.2), Megatron's forward_backward_pipelining_without_interleaving:
-// warmup p-r-1 forwards, then one-forward-one-backward, then the remaining backwards.
+// 1F1B (docs/pipeline_schedules.md 2.2), Megatron's
+// forward_backward_pipelining_without_interleaving: warmup p-r-1 forwards, then
+// one-forward-one-backward, then the remaining backwards.
 #include <algorithm>
 
 #include "synth/schedule/skeletons/skeleton.h"

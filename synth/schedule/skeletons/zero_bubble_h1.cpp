@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Zero-bubble ZB-H1, the reference "delay W by rank" variant (zero-bubble repository,
-// zb-h1-quick-start; pipeline_schedules.md 2.4): 1F1B's warmup; rank r > 0 splits the
+// zb-h1-quick-start; docs/pipeline_schedules.md 2.4): 1F1B's warmup; rank r > 0 splits the
 // backward of its first r steady iterations and of the last one, deferring their W's; every
 // cooldown backward is split; after each split backward from the last steady iteration on,
 // the oldest deferred W runs; the rest run at the end. Rank 0 never splits.

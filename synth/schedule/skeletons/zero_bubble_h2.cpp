@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Zero-bubble ZB-H2 (pipeline_schedules.md 2.5): the orders come from zb_h2_orders
+// Zero-bubble ZB-H2 (docs/pipeline_schedules.md 2.5): the orders come from zb_h2_orders
 // (../zero_bubble_h2.h), which derives every rank's order at once.
 #include "synth/schedule/zero_bubble_h2.h"
 
