@@ -34,6 +34,77 @@ void print_moved(const ReplayResult& r) {
 
 }  // namespace
 
+namespace {
+
+// The iterations to replay: all, the one asked for, or the second (the first is often a
+// warm-up) when there are two or more.
+std::vector<std::size_t> iterations_to_replay(const ReplayArgs& a,
+                                              const kineto::IterationSet& set) {
+  std::vector<std::size_t> which;
+  if (a.all) {
+    for (std::size_t i = 0; i < set.iterations.size(); ++i) {
+      which.push_back(i);
+    }
+  } else if (a.iteration >= 0) {
+    which.push_back(static_cast<std::size_t>(a.iteration));
+  } else {
+    which.push_back(set.iterations.size() >= 2 ? 1 : 0);
+  }
+  return which;
+}
+
+void print_times(const ReplayResult& r, std::size_t i, std::int64_t step) {
+  if (r.moved) {
+    fmt::print(
+        "  iteration {} (ProfilerStep#{}): measured {} on {}, predicted {} on {} ({:.2f}x)\n", i,
+        step, base::format_seconds(r.measured_s), r.measured_on, base::format_seconds(r.replayed_s),
+        r.hardware, r.measured_s / r.replayed_s);
+    print_moved(r);
+    return;
+  }
+  double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
+  double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
+  fmt::print(
+      "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
+      "at {} measured, {} replayed ({:+.2f} %)\n",
+      i, step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
+      base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
+      gpu_err);
+}
+
+void print_graph_stats(const ReplayResult& r) {
+  const auto& s = r.stats;
+  fmt::print(
+      "    {} GPU nodes ({} NCCL collectives at measured durations) on {} CUDA streams; "
+      "{} host threads, {} launches, {} synchronize waits, {} inferred cross-stream waits, "
+      "{} streams busy from the previous iteration, {} activities without a launch record\n",
+      s.gpu_nodes, s.collectives, s.cuda_streams, s.host_threads, s.launches, s.sync_waits,
+      s.inferred_waits, s.carried_streams, s.unlaunched);
+  if (s.dropped_deps > 0) {
+    fmt::print(
+        "    {} timing-inferred dependencies dropped: the trace's timestamps contradict each "
+        "other (they formed a cycle)\n",
+        s.dropped_deps);
+  }
+}
+
+void write_replay_reports(const ReplayArgs& a, ReplayResult& r, const std::string& suffix) {
+  experiments::Outcome o;
+  o.label.scenario = a.measured;
+  o.label.model = "Kineto trace replay";
+  o.label.hardware = r.hardware;
+  o.label.topology = a.topology;
+  o.label.parallelism = "1 rank (measured)";
+  o.label.schedule = "as recorded";
+  o.label.devices = 1;
+  o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
+  o.stats = std::move(r.run);
+  o.graph = std::move(r.graph);
+  experiments::write_reports(a.out, o, suffix);
+}
+
+}  // namespace
+
 int replay(const ReplayArgs& a) {
   check_input_file("measured trace", a.measured);
   check_profile_arg("--hardware", a.hardware);
@@ -43,16 +114,7 @@ int replay(const ReplayArgs& a) {
   }
   kineto::KinetoTrace t = kineto::read_kineto(a.measured);
   kineto::IterationSet set = kineto::find_iterations(t);
-  std::vector<std::size_t> which;
-  if (a.all) {
-    for (std::size_t i = 0; i < set.iterations.size(); ++i) {
-      which.push_back(i);
-    }
-  } else if (a.iteration >= 0) {
-    which.push_back(static_cast<std::size_t>(a.iteration));
-  } else {
-    which.push_back(set.iterations.size() >= 2 ? 1 : 0);  // the first is often a warm-up
-  }
+  const std::vector<std::size_t> which = iterations_to_replay(a, set);
   fmt::print("{}: {} GPU activities, {}; rank {} of {}{}\n", a.measured, t.gpu.size(), set.note,
              t.dist.rank, t.dist.world_size,
              t.device_name.empty() ? "" : fmt::format(" ({})", t.device_name));
@@ -66,49 +128,10 @@ int replay(const ReplayArgs& a) {
     }
     ReplayResult r =
         experiments::replay_iteration(t, set, i, a.hardware, a.measured_on, a.topology);
-    const auto& it = set.iterations.at(i);
-    if (r.moved) {
-      fmt::print(
-          "  iteration {} (ProfilerStep#{}): measured {} on {}, predicted {} on {} ({:.2f}x)\n", i,
-          it.step, base::format_seconds(r.measured_s), r.measured_on,
-          base::format_seconds(r.replayed_s), r.hardware, r.measured_s / r.replayed_s);
-      print_moved(r);
-    } else {
-      double err = (r.replayed_s - r.measured_s) / r.measured_s * 100.0;
-      double gpu_err = (r.replayed_gpu_end_s - r.measured_gpu_end_s) / r.measured_gpu_end_s * 100.0;
-      fmt::print(
-          "  iteration {} (ProfilerStep#{}): measured {}, replayed {}  ({:+.2f} %); GPU work ends "
-          "at {} measured, {} replayed ({:+.2f} %)\n",
-          i, it.step, base::format_seconds(r.measured_s), base::format_seconds(r.replayed_s), err,
-          base::format_seconds(r.measured_gpu_end_s), base::format_seconds(r.replayed_gpu_end_s),
-          gpu_err);
-    }
-    const auto& s = r.stats;
-    fmt::print(
-        "    {} GPU nodes ({} NCCL collectives at measured durations) on {} CUDA streams; "
-        "{} host threads, {} launches, {} synchronize waits, {} inferred cross-stream waits, "
-        "{} streams busy from the previous iteration, {} activities without a launch record\n",
-        s.gpu_nodes, s.collectives, s.cuda_streams, s.host_threads, s.launches, s.sync_waits,
-        s.inferred_waits, s.carried_streams, s.unlaunched);
-    if (s.dropped_deps > 0) {
-      fmt::print(
-          "    {} timing-inferred dependencies dropped: the trace's timestamps contradict each "
-          "other (they formed a cycle)\n",
-          s.dropped_deps);
-    }
+    print_times(r, i, set.iterations.at(i).step);
+    print_graph_stats(r);
     if (!a.out.empty()) {
-      experiments::Outcome o;
-      o.label.scenario = a.measured;
-      o.label.model = "Kineto trace replay";
-      o.label.hardware = r.hardware;
-      o.label.topology = a.topology;
-      o.label.parallelism = "1 rank (measured)";
-      o.label.schedule = "as recorded";
-      o.label.devices = 1;
-      o.metrics = sim::report::compute_metrics(r.graph, r.run, 1);
-      o.stats = std::move(r.run);
-      o.graph = std::move(r.graph);
-      experiments::write_reports(a.out, o, which.size() > 1 ? fmt::format("_{}", i) : "");
+      write_replay_reports(a, r, which.size() > 1 ? fmt::format("_{}", i) : "");
     }
   }
   if (t.dist.world_size > 1) {

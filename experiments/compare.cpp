@@ -52,6 +52,7 @@ Row run_schedule(const synth::Scenario& base, const std::string& spec,
   s.schedule = cfg;
   s.cluster.devices += s.encoder_devices();
   Row row{.schedule = synth::schedule_label(cfg), .skipped = unsupported(s, cfg)};
+  row.config = scenario_config(s);
   if (!row.skipped.empty()) {
     return row;
   }

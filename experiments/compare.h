@@ -27,6 +27,8 @@ struct Row {
   // Multimodal scenarios: step time minus the same LLM's without an encoder, under the same
   // body schedule on the same devices (< 0: never; the column is absent without an encoder).
   double exposed_encoder_s = -1.0;
+  // The run's configuration (scenario_config), also where it cannot run.
+  std::vector<sim::report::ConfigField> config{};
 };
 
 // Sees every run that finished: its spec (as given in --schedules) and outcome.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,8 +27,47 @@ std::ofstream open_or_throw(const std::string& dir, const std::string& name) {
   return out;
 }
 
+std::string csv_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+// The configuration columns of compare.csv and sweep.csv: every field but the schedule, which
+// has its own column first (a row whose configuration is unknown leaves them empty).
+constexpr const char* kConfigColumns =
+    "tp,pp,dp,sp,micro_batch,global_batch,seq_len,recompute,attention,devices,hardware,topology";
+
+std::string config_cells(const Row& r) {
+  std::string out;
+  std::size_t n = 0;
+  for (const sim::report::ConfigField& f : r.config) {
+    if (f.name != "schedule") {
+      const std::string cell = sim::report::csv_cell(f.value);
+      out += "," + (f.value.is_string() ? csv_quote(cell) : cell);
+      ++n;
+    }
+  }
+  const auto columns = static_cast<std::size_t>(
+      std::count(kConfigColumns, kConfigColumns + std::strlen(kConfigColumns), ',') + 1);
+  for (; n < columns; ++n) {
+    out += ",";
+  }
+  return out;
+}
+
 nlohmann::json row_json(const Row& r) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const sim::report::ConfigField& f : r.config) {
+    config[f.name] = f.value;
+  }
   return {{"schedule", r.schedule},
+          {"config", config},
           {"step_time_s", r.step_s},
           {"mfu", r.mfu},
           {"bubble_fraction", r.bubble},
@@ -38,17 +78,6 @@ nlohmann::json row_json(const Row& r) {
           {"out_of_memory", r.oom},
           {"speedup", r.speedup},
           {"skipped", r.skipped}};
-}
-
-std::string csv_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  return out + "\"";
 }
 
 std::optional<double> parse_number(const std::string& s) {
@@ -95,13 +124,14 @@ std::string file_safe(std::string spec) {
 void write_compare_tables(const std::string& dir, const std::vector<Row>& rows) {
   std::ofstream csv = open_or_throw(dir, "compare.csv");
   csv << "schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,exposed_encoder_s,"
-         "peak_hbm_bytes,out_of_memory,speedup,skipped\n";
+         "peak_hbm_bytes,out_of_memory,speedup,skipped,"
+      << kConfigColumns << "\n";
   nlohmann::json js = nlohmann::json::array();
   for (const Row& r : rows) {
-    csv << fmt::format("\"{}\",{:.9g},{:.6g},{:.6g},{:.6g},{},{:.0f},{},{:.6g},\"{}\"\n",
+    csv << fmt::format("\"{}\",{:.9g},{:.6g},{:.6g},{:.6g},{},{:.0f},{},{:.6g},\"{}\"{}\n",
                        r.schedule, r.step_s, r.mfu, r.bubble, r.exposed_comm,
                        r.exposed_encoder_s < 0.0 ? "" : fmt::format("{:.9g}", r.exposed_encoder_s),
-                       r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped);
+                       r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped, config_cells(r));
     js.push_back(row_json(r));
   }
   open_or_throw(dir, "compare.json") << js.dump(2) << "\n";
@@ -109,17 +139,19 @@ void write_compare_tables(const std::string& dir, const std::vector<Row>& rows) 
 
 void write_sweep_tables(const std::string& dir, const SweepResult& res) {
   std::ofstream csv = open_or_throw(dir, "sweep.csv");
-  csv << "value,schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,peak_hbm_bytes,"
-         "out_of_memory,speedup,skipped\n";
+  csv << "key,value,schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,"
+         "peak_hbm_bytes,out_of_memory,speedup,skipped,"
+      << kConfigColumns << "\n";
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepPoint& p : res.points) {
     for (std::size_t i = 0; i < res.labels.size(); ++i) {
       Row r = p.skipped.empty() ? p.rows[i] : Row{.schedule = res.labels[i], .skipped = p.skipped};
-      csv << fmt::format("{},{},{:.9g},{:.6g},{:.6g},{:.6g},{:.0f},{},{:.6g},{}\n",
-                         csv_quote(p.value), csv_quote(r.schedule), r.step_s, r.mfu, r.bubble,
-                         r.exposed_comm, r.peak_hbm, r.oom ? 1 : 0, r.speedup,
-                         csv_quote(r.skipped));
+      csv << fmt::format("{},{},{},{:.9g},{:.6g},{:.6g},{:.6g},{:.0f},{},{:.6g},{}{}\n",
+                         csv_quote(res.sweep.key), csv_quote(p.value), csv_quote(r.schedule),
+                         r.step_s, r.mfu, r.bubble, r.exposed_comm, r.peak_hbm, r.oom ? 1 : 0,
+                         r.speedup, csv_quote(r.skipped), config_cells(r));
       nlohmann::json row = row_json(r);
+      row["key"] = res.sweep.key;
       row["value"] = p.value;
       runs.push_back(std::move(row));
     }

@@ -35,6 +35,11 @@ sim::report::RunLabel make_label(const synth::Scenario& s, const hw::Profile& pr
 
 }  // namespace
 
+std::vector<sim::report::ConfigField> scenario_config(const synth::Scenario& s) {
+  return sim::report::config_fields(make_label(s, synth::hardware_profile(s)),
+                                    synth::step_config(s));
+}
+
 std::string parallelism_label(const synth::Scenario& s) {
   const auto& p = s.parallel;
   return fmt::format("TP{} PP{} DP{}{}", p.tp, p.pp, p.dp, p.sp ? " SP" : "");

@@ -10,6 +10,7 @@
 
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/report/config_fields.h"
 #include "sim/report/report.h"
 #include "sim/run_stats.h"
 #include "sim/simulation.h"
@@ -41,6 +42,10 @@ Outcome simulate_graph(graph::ExecGraph g, const hw::Profile& profile,
                        sim::report::RunLabel label);
 
 std::string parallelism_label(const synth::Scenario& s);
+
+// The configuration of `s` as named fields (sim/report/config_fields.h), as summary.json has
+// them, without running it: for tables with one run per row (compare.csv, sweep.csv).
+std::vector<sim::report::ConfigField> scenario_config(const synth::Scenario& s);
 
 // summary<suffix>.json, ranks<suffix>.csv and timeline<suffix>.json.gz in `dir` (made if absent).
 void write_reports(const std::string& dir, const Outcome& o, const std::string& suffix = "");

@@ -3,8 +3,7 @@
 
 namespace tessera::sim::report {
 
-std::vector<ConfigField> config_fields(const RunLabel& label, const graph::ExecGraph& g) {
-  const graph::StepConfig& c = g.info.config;
+std::vector<ConfigField> config_fields(const RunLabel& label, const graph::StepConfig& c) {
   return {
       {"tp", c.tp},
       {"pp", c.pp},

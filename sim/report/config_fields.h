@@ -19,7 +19,7 @@ struct ConfigField {
 
 // tp, pp, dp, sp, micro_batch, global_batch, seq_len, recompute, attention, schedule,
 // devices, hardware, topology.
-std::vector<ConfigField> config_fields(const RunLabel& label, const graph::ExecGraph& g);
+std::vector<ConfigField> config_fields(const RunLabel& label, const graph::StepConfig& c);
 
 // A field's value as a CSV cell: strings bare, booleans as 0/1, numbers as JSON writes them.
 std::string csv_cell(const nlohmann::json& value);

@@ -194,7 +194,7 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
       {"simulated_ranks", r.simulated_ranks},
       {"events", r.events},
   };
-  for (const ConfigField& f : config_fields(label, g)) {
+  for (const ConfigField& f : config_fields(label, g.info.config)) {
     j[f.name] = f.value;
   }
   return j;

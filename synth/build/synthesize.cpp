@@ -122,20 +122,6 @@ double causal_attention_flops(const Scenario& s) {
          static_cast<double>(s.model.layers);
 }
 
-graph::StepConfig step_config(const Scenario& s) {
-  graph::StepConfig c;
-  c.tp = s.parallel.tp;
-  c.pp = s.parallel.pp;
-  c.dp = s.parallel.dp;
-  c.sp = s.parallel.sp;
-  c.micro_batch = s.training.micro_batch;
-  c.global_batch = s.training.global_batch;
-  c.seq_len = s.training.seq_len;
-  c.recompute = std::string(recompute_name(s.training.recompute));
-  c.attention = s.training.attention == AttentionKernel::kFlash ? "flash" : "unfused";
-  return c;
-}
-
 // Selective recompute drops the s^2 attention intermediates of the unfused kernel; flash
 // attention never keeps them, so the option changes nothing (users expect savings).
 void add_notes(const Scenario& s, graph::StepInfo& info) {
@@ -374,6 +360,20 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   add_notes(s, g.info);
   g.info.config = step_config(s);
   return g;
+}
+
+graph::StepConfig step_config(const Scenario& s) {
+  graph::StepConfig c;
+  c.tp = s.parallel.tp;
+  c.pp = s.parallel.pp;
+  c.dp = s.parallel.dp;
+  c.sp = s.parallel.sp;
+  c.micro_batch = s.training.micro_batch;
+  c.global_batch = s.training.global_batch;
+  c.seq_len = s.training.seq_len;
+  c.recompute = std::string(recompute_name(s.training.recompute));
+  c.attention = s.training.attention == AttentionKernel::kFlash ? "flash" : "unfused";
+  return c;
 }
 
 std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s) {

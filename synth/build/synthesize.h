@@ -26,6 +26,9 @@ StepPrograms build_programs(const Scenario& s);
 
 graph::ExecGraph synthesize(const Scenario& s, const SynthOptions& options = {});
 
+// The configuration a step records in graph::StepInfo::config (for reports).
+graph::StepConfig step_config(const Scenario& s);
+
 // The per-pipeline-rank plans of a transposed encoder (empty for other placements).
 std::vector<std::vector<schedule::Step>> transpose_plan(const Scenario& s);
 

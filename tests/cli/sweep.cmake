@@ -19,6 +19,13 @@ list(LENGTH rows n)
 if(NOT n EQUAL 7)
   message(FATAL_ERROR "sweep.csv should have a header and 2 x 3 rows, has ${n} lines")
 endif()
+# Each row names the swept key and value and carries the configuration as fields.
+list(GET rows 0 header)
+list(GET rows 1 first)
+if(NOT header MATCHES "^key,value,schedule,.*,tp,pp,dp,sp,micro_batch,.*,hardware,topology$"
+   OR NOT first MATCHES "^\"model.layers\",")
+  message(FATAL_ERROR "sweep.csv lacks the key or configuration columns:\n${header}\n${first}")
+endif()
 foreach(f sweep.json sweep.svg summary-4-1f1b.json summary-8-interleaved-2.json)
   if(NOT EXISTS ${WORK}/${f})
     message(FATAL_ERROR "compare --sweep did not write ${f}")

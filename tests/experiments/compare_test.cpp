@@ -59,6 +59,15 @@ TEST(CompareFiles, TablesAndReports) {
   std::stringstream text;
   text << csv.rdbuf();
   EXPECT_NE(text.str().find("\"zb-h1\","), std::string::npos) << text.str();
+  // The configuration travels as fields (tiny: TP2 PP2 DP2, micro-batch 2, 8 x h100-sxm).
+  EXPECT_NE(text.str().find(",skipped,tp,pp,dp,sp,micro_batch,global_batch,seq_len,recompute,"
+                            "attention,devices,hardware,topology\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find(",\"\",2,2,2,0,2,8,128,\"none\",\"flash\",8,\"h100-sxm\","
+                            "\"single-node\"\n"),
+            std::string::npos)
+      << text.str();
 }
 
 }  // namespace

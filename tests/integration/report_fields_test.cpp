@@ -105,7 +105,7 @@ TEST(ReportFields, ConfigurationAsFields) {
   EXPECT_EQ(j["devices"], 8);
   EXPECT_EQ(j["hardware"], "h100-sxm");
   EXPECT_EQ(j["topology"], "single-node");
-  std::vector<sim::report::ConfigField> f = sim::report::config_fields(label, r.graph);
+  std::vector<sim::report::ConfigField> f = sim::report::config_fields(label, r.graph.info.config);
   ASSERT_EQ(f.size(), 13U);
   EXPECT_EQ(f[0].name, "tp");
   EXPECT_EQ(sim::report::csv_cell(f[3].value), "1");  // sp
