@@ -78,7 +78,7 @@ void make_groups(ExecGraph& g, Context& c) {
   }
   c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   const std::int64_t pp = mesh.axis_size(Axis::kPP);
-  if (c.s.schedule.kind == ScheduleKind::kDualPipe && pp > 1) {
+  if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {
     for (std::int64_t r = 0; r < mesh.size(); ++r) {
       std::int64_t st = mesh.coord(r)[Axis::kPP];
       if (st >= pp / 2) {

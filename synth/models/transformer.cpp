@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/models/transformer.h"
 
+#include "synth/schedule/pipeline_schedule.h"
+
 namespace tessera::synth::models {
 
 using base::DType;
@@ -202,8 +204,8 @@ bool embedding_and_head_share_a_rank(const Scenario& s) {
   // Flat and interleaved schedules put the head on the last pipeline rank and the embedding on
   // the LLM's first (after any encoder stages); V shapes bring the last stage back to the first
   // rank.
-  return s.parallel.pp - first_llm_stage(s) == 1 || s.schedule.kind == ScheduleKind::kDualPipeV ||
-         s.schedule.kind == ScheduleKind::kDualPipe;
+  return s.parallel.pp - first_llm_stage(s) == 1 ||
+         schedule::placement_shape(s.schedule.kind) != schedule::PlacementShape::kFlat;
 }
 
 Blocks build_blocks(const Scenario& s) {

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "synth/scenario/readers.h"
 #include "synth/schedule/encoder_placements.h"
+#include "synth/schedule/pipeline_schedule.h"
 #include "synth/schedule/schedule_spec.h"
 
 namespace tessera::synth::reader {
@@ -111,11 +112,11 @@ void read_regions(const YamlNode& n, ScheduleConfig& cfg) {
   }
   cfg.kind = read_skeleton(body);
   if (auto c = llm.find("chunks")) {
-    if (cfg.kind != ScheduleKind::kInterleaved) {
+    if (!schedule::takes_chunks(cfg.kind)) {
       c->fail("only the interleaved skeleton takes this key");
     }
     cfg.chunks = c->as_int(2, kMaxLayers);
-  } else if (cfg.kind == ScheduleKind::kInterleaved) {
+  } else if (schedule::takes_chunks(cfg.kind)) {
     llm.fail("the interleaved skeleton needs its number of model chunks per rank",
              "write chunks: 2");
   }
@@ -193,7 +194,7 @@ ScheduleConfig read_schedule(const YamlNode& n) {
     }
     read_encoder_keys(n, cfg);
   }
-  if (cfg.kind == ScheduleKind::kInterleaved) {
+  if (schedule::takes_chunks(cfg.kind)) {
     const bool bare = kind.as_string() == "interleaved";  // a scenario states its chunks
     if (bare && !n.is_map()) {
       n.fail("the interleaved schedule needs its number of model chunks per rank",

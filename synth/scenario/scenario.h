@@ -20,17 +20,31 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
-// docs/pipeline_schedules.md: gpipe 2.1, 1f1b 2.2, interleaved 2.3, zb-h1 2.4, zb-h2 2.5,
-// dualpipev 2.8, dualpipe 2.7 (two pipes, see schedule::Placement).
-enum class ScheduleKind : unsigned char {
-  kGpipe,
-  k1F1B,
-  kInterleaved,
-  kZbH1,
-  kZbH2,
-  kDualPipeV,
-  kDualPipe
+// A pipeline schedule (skeleton), named by its key in the schedule registry
+// (synth/schedule/skeletons/: one file per schedule). The set is open: a schedule registered
+// there is a kind, without a change here. The constants below only name the built-in ones for
+// code and tests (docs/pipeline_schedules.md: gpipe 2.1, 1f1b 2.2, interleaved 2.3, zb-h1 2.4,
+// zb-h2 2.5, dualpipev 2.8, dualpipe 2.7).
+class ScheduleKind {
+ public:
+  // A registered name as it is spelled in scenarios; the text must outlive the kind (a
+  // literal, or the registry's name: schedule_kind()).
+  constexpr explicit ScheduleKind(std::string_view name) : name_(name) {}
+  [[nodiscard]] constexpr std::string_view name() const { return name_; }
+  constexpr bool operator==(const ScheduleKind& o) const { return name_ == o.name_; }
+
+  static const ScheduleKind kGpipe, k1F1B, kInterleaved, kZbH1, kZbH2, kDualPipeV, kDualPipe;
+
+ private:
+  std::string_view name_;
 };
+inline constexpr ScheduleKind ScheduleKind::kGpipe{"gpipe"};
+inline constexpr ScheduleKind ScheduleKind::k1F1B{"1f1b"};
+inline constexpr ScheduleKind ScheduleKind::kInterleaved{"interleaved"};
+inline constexpr ScheduleKind ScheduleKind::kZbH1{"zb-h1"};
+inline constexpr ScheduleKind ScheduleKind::kZbH2{"zb-h2"};
+inline constexpr ScheduleKind ScheduleKind::kDualPipeV{"dualpipev"};
+inline constexpr ScheduleKind ScheduleKind::kDualPipe{"dualpipe"};
 enum class Axis : unsigned char { kTP, kDP, kPP };
 
 struct ModelConfig {

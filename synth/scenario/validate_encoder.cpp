@@ -97,7 +97,7 @@ void check_encoder(const Scenario& s, Violations& out) {
     }
     return;
   }
-  if (s.schedule.kind == ScheduleKind::kDualPipe) {
+  if (schedule::placement_shape(s.schedule.kind) == schedule::PlacementShape::kDual) {
     out.push_back({"schedule.kind",
                    "DualPipe's second pipe starts on the last rank; an encoder region is not "
                    "supported with it yet",

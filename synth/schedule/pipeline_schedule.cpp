@@ -23,6 +23,14 @@ bool splits_backward(ScheduleKind kind) {
   return builtin_schedules().get(kind).splits_backward();
 }
 
+bool takes_chunks(ScheduleKind kind) {
+  return builtin_schedules().get(kind).takes_chunks();
+}
+
+PlacementShape placement_shape(ScheduleKind kind) {
+  return builtin_schedules().get(kind).shape();
+}
+
 Placement::Placement(const ScheduleConfig& cfg, int ranks)
     : shape_(builtin_schedules().get(cfg.kind).shape()),
       ranks_(ranks),

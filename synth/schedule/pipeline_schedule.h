@@ -86,6 +86,10 @@ void check_schedule(const ScheduleConfig& cfg, int stages, int microbatches);
 
 // Whether the schedule runs weight gradients apart from input gradients.
 bool splits_backward(ScheduleKind kind);
+// Whether the schedule takes model chunks per rank (interleaved).
+bool takes_chunks(ScheduleKind kind);
+// How the schedule lays its virtual stages on ranks.
+PlacementShape placement_shape(ScheduleKind kind);
 
 // The order rank `stage` of `stages` runs `microbatches` microbatches in (all pipes'
 // together: DualPipe's rank runs microbatches/2 of each pipe). ZB-H2 derives every rank's

@@ -30,8 +30,7 @@ const PipelineSchedule& ScheduleRegistry::get(ScheduleKind kind) const {
       return *s;
     }
   }
-  throw base::InternalError(
-      fmt::format("no schedule registered for kind {}", static_cast<int>(kind)));
+  throw base::InternalError(fmt::format("no schedule registered as '{}'", kind.name()));
 }
 
 // The order here is the order `tessera list`, --help and "did you mean" print.

@@ -111,7 +111,7 @@ void read_placement(std::string_view text, const Parts& p, const EncoderPlacemen
 void read_skeleton(std::string_view text, const Parts& p, const PipelineSchedule& s,
                    ScheduleSpec& spec) {
   spec.kind = s.kind();
-  if (spec.kind == ScheduleKind::kInterleaved) {
+  if (s.takes_chunks()) {
     spec.chunks = count_param(text, p, 2, 2, "the model chunks per rank");
   } else if (!p.params.empty()) {
     throw base::InputError(
@@ -137,9 +137,8 @@ ScheduleSpec parse_schedule_spec(std::string_view text) {
 std::string schedule_spec_forms() {
   std::string out;
   for (std::string_view name : builtin_schedules().names()) {
-    out += fmt::format(
-        "{}{}{}", out.empty() ? "" : ", ", name,
-        builtin_schedules().find(name)->kind() == ScheduleKind::kInterleaved ? "[:chunks]" : "");
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", name,
+                       builtin_schedules().find(name)->takes_chunks() ? "[:chunks]" : "");
   }
   for (const auto& e : builtin_encoder_placements().entries()) {
     if (!e.spec_form.empty()) {

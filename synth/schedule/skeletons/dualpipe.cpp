@@ -16,7 +16,6 @@ namespace {
 
 class DualPipeSchedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kDualPipe; }
   [[nodiscard]] std::string_view name() const override { return "dualpipe"; }
   [[nodiscard]] PlacementShape shape() const override { return PlacementShape::kDual; }
   [[nodiscard]] bool splits_backward() const override { return true; }

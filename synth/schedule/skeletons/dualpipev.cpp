@@ -13,7 +13,6 @@ namespace {
 
 class DualPipeVSchedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kDualPipeV; }
   [[nodiscard]] std::string_view name() const override { return "dualpipev"; }
   [[nodiscard]] PlacementShape shape() const override { return PlacementShape::kV; }
   [[nodiscard]] bool splits_backward() const override { return true; }

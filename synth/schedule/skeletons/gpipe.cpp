@@ -8,7 +8,6 @@ namespace {
 
 class GpipeSchedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kGpipe; }
   [[nodiscard]] std::string_view name() const override { return "gpipe"; }
   [[nodiscard]] bool takes_encoder_stages() const override { return true; }
   [[nodiscard]] std::vector<Task> order(const ScheduleConfig& /*cfg*/, int p, int r,

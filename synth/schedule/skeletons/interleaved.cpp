@@ -34,8 +34,8 @@ std::vector<std::pair<int, int>> schedule_table(int m, int v, int g) {
 
 class InterleavedSchedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kInterleaved; }
   [[nodiscard]] std::string_view name() const override { return "interleaved"; }
+  [[nodiscard]] bool takes_chunks() const override { return true; }
   [[nodiscard]] std::string label(const ScheduleConfig& cfg) const override {
     return fmt::format("interleaved (v={})", cfg.chunks);
   }

@@ -12,7 +12,6 @@ namespace {
 
 class OneFOneBSchedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::k1F1B; }
   [[nodiscard]] std::string_view name() const override { return "1f1b"; }
   [[nodiscard]] bool takes_encoder_stages() const override { return true; }
   [[nodiscard]] std::vector<Task> order(const ScheduleConfig& /*cfg*/, int p, int r,

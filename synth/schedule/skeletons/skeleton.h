@@ -24,14 +24,16 @@ class PipelineSchedule {
   PipelineSchedule& operator=(const PipelineSchedule&) = delete;
   virtual ~PipelineSchedule() = default;
 
-  [[nodiscard]] virtual ScheduleKind kind() const = 0;
   [[nodiscard]] virtual std::string_view name() const = 0;  // the registry key: "1f1b"
+  [[nodiscard]] ScheduleKind kind() const { return ScheduleKind(name()); }
   [[nodiscard]] virtual PlacementShape shape() const { return PlacementShape::kFlat; }
   // Whether weight gradients run apart from input gradients (zero-bubble schedules).
   [[nodiscard]] virtual bool splits_backward() const { return false; }
   // Whether the encoder may take the first pipeline stages under this skeleton (one pipe of
   // one chunk per rank, so stages may hold uneven layer counts).
   [[nodiscard]] virtual bool takes_encoder_stages() const { return false; }
+  // Whether the schedule takes model chunks per rank (`interleaved:2`, `chunks:`).
+  [[nodiscard]] virtual bool takes_chunks() const { return false; }
   // The label reports print: the name, or "interleaved (v=2)".
   [[nodiscard]] virtual std::string label(const ScheduleConfig& /*cfg*/) const {
     return std::string(name());

@@ -18,7 +18,6 @@ Task split(Task::Kind kind, int mb, int r) {
 
 class ZeroBubbleH1Schedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kZbH1; }
   [[nodiscard]] std::string_view name() const override { return "zb-h1"; }
   [[nodiscard]] bool splits_backward() const override { return true; }
   [[nodiscard]] bool takes_encoder_stages() const override { return true; }

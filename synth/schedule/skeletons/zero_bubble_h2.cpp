@@ -11,7 +11,6 @@ namespace {
 
 class ZeroBubbleH2Schedule final : public PipelineSchedule {
  public:
-  [[nodiscard]] ScheduleKind kind() const override { return ScheduleKind::kZbH2; }
   [[nodiscard]] std::string_view name() const override { return "zb-h2"; }
   [[nodiscard]] bool splits_backward() const override { return true; }
   [[nodiscard]] std::vector<Task> order(const ScheduleConfig& /*cfg*/, int p, int r,
