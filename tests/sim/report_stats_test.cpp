@@ -73,23 +73,11 @@ TEST(SentBytes, PerRankAndKindFromTheSimulation) {
 TEST(MemoryBreakdown, PartsSumToThePeak) {
   hw::Profile p = test_profile();
   ExecGraph g;
-  RankGraph r;
-  r.static_memory = 100;
+  RankGraph r = memory_walk(g);
   r.weight_memory = 20;
   r.grad_memory = 30;
-  graph::Node a = compute(g, "a", 1);
-  a.mem_alloc = 50;
-  a.comm_alloc = 10;
-  graph::Node b = compute(g, "b", 1);
-  b.mem_alloc = 30;
-  b.mem_free = 80;
-  b.comm_free = 10;
-  graph::Node c = compute(g, "c", 1);
-  c.mem_alloc = 60;
-  c.mem_free = 60;
-  r.add(a);
-  r.add(b);
-  r.add(c);
+  r.nodes[0].comm_alloc = 10;  // a
+  r.nodes[1].comm_free = 10;   // b
   set_per_rank(g, {r});
   RunStats s = run(g, make_cluster(p, 8), p);
   const MemoryBreakdown& m = s.ranks[0].peak_breakdown;

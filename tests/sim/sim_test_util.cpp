@@ -77,6 +77,23 @@ graph::Node recv(graph::ExecGraph& g, const std::string& name, std::int32_t peer
   return p2p(g, name, peer, tag, bytes, false);
 }
 
+graph::RankGraph memory_walk(graph::ExecGraph& g) {
+  graph::RankGraph r;
+  r.static_memory = 100;
+  graph::Node a = compute(g, "a", 1);
+  a.mem_alloc = 50;
+  graph::Node b = compute(g, "b", 1);
+  b.mem_alloc = 30;
+  b.mem_free = 80;
+  graph::Node c = compute(g, "c", 1);
+  c.mem_alloc = 60;
+  c.mem_free = 60;
+  r.add(a);
+  r.add(b);
+  r.add(c);
+  return r;
+}
+
 void set_per_rank(graph::ExecGraph& g, std::vector<graph::RankGraph> graphs) {
   g.num_ranks = static_cast<std::int32_t>(graphs.size());
   g.classes = std::move(graphs);

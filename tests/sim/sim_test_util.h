@@ -28,6 +28,10 @@ graph::Node send(graph::ExecGraph& g, const std::string& name, std::int32_t peer
 graph::Node recv(graph::ExecGraph& g, const std::string& name, std::int32_t peer, std::int64_t tag,
                  double bytes = 0.0);
 
+// One rank's memory walk: static 100 bytes, then nodes a (+50), b (+30, then -80) and c
+// (+60, then -60), 1 ps each; the peak, 180, is at b's start.
+graph::RankGraph memory_walk(graph::ExecGraph& g);
+
 // Installs one class per rank: rank r runs graphs[r].
 void set_per_rank(graph::ExecGraph& g, std::vector<graph::RankGraph> graphs);
 

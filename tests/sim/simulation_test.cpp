@@ -158,20 +158,7 @@ TEST(Simulation, CommunicationHiddenBehindComputeIsNotExposed) {
 TEST(Simulation, MemoryPeakAndOutOfMemory) {
   hw::Profile p = test_profile();
   ExecGraph g;
-  RankGraph r;
-  r.static_memory = 100;
-  graph::Node a = compute(g, "a", 1);
-  a.mem_alloc = 50;
-  graph::Node b = compute(g, "b", 1);
-  b.mem_alloc = 30;
-  b.mem_free = 80;
-  graph::Node c = compute(g, "c", 1);
-  c.mem_alloc = 60;
-  c.mem_free = 60;
-  r.add(a);
-  r.add(b);
-  r.add(c);
-  set_per_rank(g, {r});
+  set_per_rank(g, {memory_walk(g)});
   p.hbm_capacity = 200;
   p.reserved_memory = 30;
   RunStats s = run(g, make_cluster(p, 8), p);
