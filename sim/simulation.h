@@ -8,6 +8,7 @@
 
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/effects.h"
 #include "sim/run_stats.h"
 #include "topology/cluster.h"
 
@@ -31,6 +32,8 @@ struct SimOptions {
   // sim/models/network/network_model.h).
   std::string compute_model = "roofline";
   std::string network_model = "max-min";
+  // Modelled effects switched off (sim/models/effects.h); empty: all on.
+  models::Effects effects;
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node
