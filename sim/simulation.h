@@ -31,6 +31,11 @@ struct SimOptions {
   // sim/models/network/network_model.h).
   std::string compute_model = "roofline";
   std::string network_model = "max-min";
+  // Effects of the collective model (sim/models/collective/tuner.h): the tuner choosing
+  // algorithm and protocol (off: Simple rings), rail-aligned inter-node rings (off: hops
+  // across rails, through the spine).
+  bool collective_tuner = true;
+  bool rail_alignment = true;
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node
