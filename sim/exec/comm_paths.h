@@ -11,8 +11,8 @@
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
-#include "sim/exec/sharing/sharing_plan.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/exec/sharing/sharing_plan.h"
 #include "sim/models/collective/algorithm.h"
 #include "sim/models/collective/tuner.h"
 #include "sim/models/network/path_table.h"

@@ -5,8 +5,8 @@
 #include <cstddef>
 
 #include "sim/models/collective/algorithm.h"
-#include "sim/models/collective/tuner.h"
 #include "sim/models/collective/latency.h"
+#include "sim/models/collective/tuner.h"
 
 namespace tessera::exec {
 

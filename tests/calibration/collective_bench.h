@@ -13,13 +13,13 @@
 namespace tessera::calibration {
 
 struct BenchSetup {
-  std::string profile;              // hwprofiles/<name>.yaml
+  std::string profile;  // hwprofiles/<name>.yaml
   std::string topology = "single-node";
   int devices = 8;
   int groups = 1;
-  int size = 8;                     // members per group
-  int stride = 1;                   // member i of group g is device g + i * stride (stride > 1)
-                                    // or g * size + i (stride 1)
+  int size = 8;    // members per group
+  int stride = 1;  // member i of group g is device g + i * stride (stride > 1)
+                   // or g * size + i (stride 1)
   graph::CollType type = graph::CollType::kAllReduce;
   sim::SimOptions options;
 };

@@ -27,8 +27,8 @@ bool keep(const CollectiveAlgorithm& a, const std::vector<std::int32_t>& ranks,
   return a.applies(ranks, cluster, profile);
 }
 
-Choice evaluate(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p,
-                graph::CollType c, int n, double bytes, const hw::Profile& profile) {
+Choice evaluate(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p, graph::CollType c,
+                int n, double bytes, const hw::Profile& profile) {
   const CollectiveCost cost = a.cost(c, n, cand.channels, bytes);
   Choice ch;
   ch.algorithm = cand.algorithm;

@@ -43,8 +43,8 @@ struct Choice {
   std::size_t algorithm = 0;
   Protocol protocol = Protocol::kSimple;
   int sms = 0;
-  base::SimTime latency = 0;     // the fixed part of the call
-  double bytes_per_flow = 0.0;   // the network part, protocol overhead included
+  base::SimTime latency = 0;    // the fixed part of the call
+  double bytes_per_flow = 0.0;  // the network part, protocol overhead included
 };
 
 // The algorithms (indices in builtin_collectives()) the tuner may choose for a collective of

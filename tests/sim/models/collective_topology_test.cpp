@@ -166,11 +166,12 @@ TEST(HccsMesh, Llama8bTp8StepGetsFasterWithTheMesh) {
   const sim::RunStats ring = run_llama(false);
   const sim::RunStats mesh = run_llama(true);
   const auto tp = static_cast<std::size_t>(graph::GroupKind::kTP);
-  std::printf("Llama-3-8B-like TP8 on 8 Ascend 910B (HCCS mesh):\n"
-              "  rings only (tuner off): step %.1f ms, exposed TP comm %.1f ms\n"
-              "  tuner (mesh):           step %.1f ms, exposed TP comm %.1f ms\n",
-              1e3 * ring.step_time_s, 1e3 * ring.ranks[0].exposed_comm_s[tp],
-              1e3 * mesh.step_time_s, 1e3 * mesh.ranks[0].exposed_comm_s[tp]);
+  std::printf(
+      "Llama-3-8B-like TP8 on 8 Ascend 910B (HCCS mesh):\n"
+      "  rings only (tuner off): step %.1f ms, exposed TP comm %.1f ms\n"
+      "  tuner (mesh):           step %.1f ms, exposed TP comm %.1f ms\n",
+      1e3 * ring.step_time_s, 1e3 * ring.ranks[0].exposed_comm_s[tp], 1e3 * mesh.step_time_s,
+      1e3 * mesh.ranks[0].exposed_comm_s[tp]);
   EXPECT_LT(mesh.step_time_s, 0.8 * ring.step_time_s);
   EXPECT_LT(mesh.ranks[0].exposed_comm_s[tp], 0.3 * ring.ranks[0].exposed_comm_s[tp]);
 }

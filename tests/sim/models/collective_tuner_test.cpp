@@ -33,8 +33,7 @@ TEST(CollectiveCost, NvlsMeshAndOneShotVolumes) {
   EXPECT_EQ(algorithm("mesh").cost(CollType::kAllReduce, 8, 1, 8e6).steps, 2);
   EXPECT_DOUBLE_EQ(algorithm("mesh").cost(CollType::kAllGather, 8, 1, 8e6).bytes_per_flow, 1e6);
   // One-shot: the whole buffer to each peer in one step.
-  EXPECT_DOUBLE_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 4, 1, 1e6).bytes_per_flow,
-                   1e6);
+  EXPECT_DOUBLE_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 4, 1, 1e6).bytes_per_flow, 1e6);
   EXPECT_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 1, 1, 1e6).steps, 0);
 }
 
