@@ -2,7 +2,7 @@
 // The collective-algorithm role: how a collective of one group becomes point-to-point flows
 // on the network, how many bytes each flow carries, how many synchronised steps it takes and
 // which library protocols it runs with. One implementation per file (ring.cpp,
-// rail_ring.cpp, nvls.cpp, mesh_direct.cpp, one_shot.cpp, chain_broadcast.cpp,
+// rail_ring.cpp, nvls.cpp, mesh_direct.cpp, one_shot.cpp, tree.cpp, chain_broadcast.cpp,
 // pairwise_all_to_all.cpp), registered explicitly in registry.cpp; the tuner (tuner.h)
 // chooses among those that apply.
 #pragma once
@@ -108,5 +108,6 @@ void register_rail_ring(CollectiveRegistry& registry);
 void register_nvls(CollectiveRegistry& registry);
 void register_mesh_direct(CollectiveRegistry& registry);
 void register_one_shot(CollectiveRegistry& registry);
+void register_tree(CollectiveRegistry& registry);
 
 }  // namespace tessera::models

@@ -85,6 +85,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   register_nvls(registry);
   register_mesh_direct(registry);
   register_one_shot(registry);
+  register_tree(registry);
 }
 
 const CollectiveRegistry& builtin_collectives() {

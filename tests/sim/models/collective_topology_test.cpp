@@ -58,17 +58,22 @@ TEST(RailAlignment, Tp4DataParallelRingsNeverReachTheSpine) {
   const topology::Cluster c = superpod(p);
   for (int t = 0; t < 4; ++t) {
     const std::vector<std::int32_t> ranks = dp_group(t);
-    const std::vector<std::size_t> cands =
-        tuner_candidates(CollType::kAllReduce, ranks, c, p, TunerOptions{});
-    ASSERT_EQ(cands.size(), 1U);
-    EXPECT_EQ(builtin_collectives().at(cands.front()).name(), "rail_ring");
-    std::vector<Flow> rail;
-    algorithm("rail_ring").append_flows(ranks, c, rail);
-    EXPECT_EQ(fabric_links(c, rail), 0) << "TP index " << t;
-    for (const Flow& f : rail) {
-      for (topology::LinkId l : c.route(f.src, f.dst)) {
-        EXPECT_NE(c.vertex_kind(c.link(l).to), topology::VertexKind::kSpine);
+    for (CollType type : {CollType::kAllReduce, CollType::kReduceScatter, CollType::kAllGather}) {
+      std::set<std::string_view> names;
+      for (std::size_t a : tuner_candidates(type, ranks, c, p, TunerOptions{})) {
+        const CollectiveAlgorithm& alg = builtin_collectives().at(a);
+        names.insert(alg.name());
+        std::vector<Flow> flows;  // whatever the tuner may choose stays on its rails
+        alg.append_flows(ranks, c, flows);
+        EXPECT_EQ(fabric_links(c, flows), 0) << alg.name() << ", TP index " << t;
+        for (const Flow& f : flows) {
+          for (topology::LinkId l : c.route(f.src, f.dst)) {
+            EXPECT_NE(c.vertex_kind(c.link(l).to), topology::VertexKind::kSpine);
+          }
+        }
       }
+      EXPECT_EQ(names.count("rail_ring"), 1U);
+      EXPECT_EQ(names.count("ring"), 0U);
     }
     std::vector<Flow> plain;  // the same rings hopping across rails: through the spine
     algorithm("ring").append_flows(ranks, c, plain);
@@ -81,7 +86,7 @@ TEST(RailAlignment, OffTheTunerKeepsCrossRailRings) {
   const topology::Cluster c = superpod(p);
   TunerOptions off;
   off.rail_alignment = false;
-  const auto cands = tuner_candidates(CollType::kAllReduce, dp_group(1), c, p, off);
+  const auto cands = tuner_candidates(CollType::kAllGather, dp_group(1), c, p, off);
   ASSERT_EQ(cands.size(), 1U);
   EXPECT_EQ(builtin_collectives().at(cands.front()).name(), "ring");
 }

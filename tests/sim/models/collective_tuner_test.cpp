@@ -37,6 +37,22 @@ TEST(CollectiveCost, NvlsMeshAndOneShotVolumes) {
   EXPECT_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 1, 1, 1e6).steps, 0);
 }
 
+TEST(CollectiveCost, TreeHalvesTheDataOverTwoTreesPerChannel) {
+  // 4 nodes x 2 members: 2 channels, log2(4) = 2 levels, chain of 1 hop: 2 x (1 + 2) steps.
+  const CollectiveCost t = algorithm("tree").cost(CollType::kAllReduce, 8, 2, 8e6);
+  EXPECT_EQ(t.steps, 6);
+  EXPECT_DOUBLE_EQ(t.bytes_per_flow, 2e6);
+  hw::Profile p = simtest::test_profile();
+  const topology::Cluster c = simtest::make_cluster(p, 8, 2);
+  const std::vector<std::int32_t> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_TRUE(algorithm("tree").applies(ranks, c, p));
+  std::vector<Flow> flows;
+  algorithm("tree").append_flows(ranks, c, flows);
+  // Per channel: 8 chain flows (1 hop x 2 ways x 4 nodes) + 2 trees x 3 edges x 2 ways.
+  EXPECT_EQ(flows.size(), 2U * (8 + 12));
+  EXPECT_FALSE(algorithm("tree").applies({0, 1}, c, p));  // one node
+}
+
 // An 8-GPU node, each candidate with one flow per member link at 100 GB/s (0.1 byte/ps)
 // except the all-pairs patterns (7 flows per link).
 std::vector<Candidate> node_candidates(const std::vector<std::size_t>& algorithms) {
