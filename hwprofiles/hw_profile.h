@@ -41,6 +41,35 @@ struct LinkSpec {
   double efficiency = 1.0;    // achieved / peak, for large messages
 };
 
+// One NCCL protocol (LL, LL128, Simple): its fixed cost per call, its cost per algorithm
+// step (on top of the route's wire latency) and the fraction of the Simple protocol's
+// bandwidth it reaches (LL carries 4 bytes of data per 8-byte store, LL128 120 of 128).
+struct ProtocolSpec {
+  bool enabled = false;
+  base::SimTime launch = 0;
+  base::SimTime step = 0;
+  double bandwidth = 1.0;
+};
+
+// In-switch reduction of the scale-up switch (NVLink SHARP, "NVLS"): each member sends and
+// receives its data once through the switch. Absent (enabled = false) on parts whose switch
+// does not reduce (A100 NVSwitch, HCCS has no switch).
+struct SwitchReduction {
+  bool enabled = false;
+  base::SimTime latency = 0;  // per call, all in
+  double efficiency = 1.0;    // fraction of the link's achieved (bandwidth x efficiency) rate
+  int channels = 0;           // CTAs (one SM each) the NVLS kernel occupies
+  int min_members = 2;        // smallest group the library runs NVLS for
+};
+
+// What the collective tuner (sim/models/collective/tuner.h) knows about the library.
+struct CollectiveTuning {
+  ProtocolSpec ll;     // lowest latency, half the bandwidth
+  ProtocolSpec ll128;  // NVLink only
+  int channels = 1;    // CTAs (one SM each) a ring / one-shot / direct collective occupies
+  SwitchReduction nvls;
+};
+
 struct Profile {
   std::string name;
   std::string description;
@@ -59,6 +88,8 @@ struct Profile {
   LinkSpec scale_out;                   // NIC per device (InfiniBand / RoCE)
   base::SimTime collective_launch = 0;  // fixed cost per collective call (NCCL/HCCL setup)
   base::SimTime collective_step = 0;    // protocol cost per algorithm step on top of link latency
+                                        // (launch and step are the Simple protocol's)
+  CollectiveTuning collective;          // the other protocols, channels, in-switch reduction
 
   // Dense peak of `d` in FLOP/s; 0 when the part has no matrix path for that type.
   [[nodiscard]] double peak(DType d) const { return peak_flops[static_cast<std::size_t>(d)]; }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/yaml_reader.h"
+#include "hwprofiles/collective_yaml.h"
 #include "hwprofiles/hw_profile.h"
 #include "hwprofiles/link_spec_yaml.h"
 
@@ -25,7 +26,6 @@ constexpr std::array<std::string_view, 4> kHbmKeys = {"capacity", "bandwidth", "
                                                       "reserved"};
 constexpr std::array<std::string_view, 5> kGemmKeys = {"tile_m", "tile_n", "compute_units",
                                                        "max_fraction", "k_half"};
-constexpr std::array<std::string_view, 2> kCollectiveKeys = {"launch", "step"};
 
 base::SimTime read_time(const YamlNode& node) {
   return base::from_seconds(node.as_quantity(Dimension::kTime, true));
@@ -81,12 +81,6 @@ void read_gemm(const YamlNode& node, GemmModel& g) {
   g.k_half = static_cast<double>(node.at("k_half").as_int(0, 1 << 20));
 }
 
-void read_collective(const YamlNode& node, Profile& p) {
-  node.check_keys(kCollectiveKeys);
-  p.collective_launch = read_time(node.at("launch"));
-  p.collective_step = read_time(node.at("step"));
-}
-
 }  // namespace
 
 Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
@@ -104,7 +98,7 @@ Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
   p.devices_per_node = read_count(root.at("devices_per_node"), 4096);
   p.scale_up = read_link_spec(root.at("scale_up"), LinkFields::kRequired);
   p.scale_out = read_link_spec(root.at("scale_out"), LinkFields::kRequired);
-  read_collective(root.at("collective"), p);
+  read_collective_section(root.at("collective"), p);
   return p;
 }
 

@@ -129,7 +129,9 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   const exec::SharingPlan plan = exec::plan_sharing(graph, cluster, options.share_rank_classes);
   const std::vector<exec::GraphIndex> index = index_classes(graph, plan);
   models::PathTable table(models::link_capacities(cluster));
-  const exec::CommPaths paths(graph, plan, cluster, table);
+  const models::TunerOptions tuner{.collective_tuner = options.effects.on("collective-tuner"),
+                                   .rail_alignment = options.effects.on("rail-alignment")};
+  const exec::CommPaths paths(graph, plan, cluster, profile, tuner, table);
   table.finalize();
 
   kernel::Scheduler scheduler;
@@ -145,7 +147,8 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .profile = &profile,
                         .record_timeline = options.record_timeline,
                         .recorded = {},
-                        .eager_sends = options.eager_sends};
+                        .eager_sends = options.eager_sends,
+                        .tuner = tuner};
   TimelinePick pick;
   if (options.record_timeline) {
     pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);

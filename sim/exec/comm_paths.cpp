@@ -17,21 +17,30 @@ std::size_t num_algorithms() {
   return models::builtin_collectives().size();
 }
 
-// Marks the collective slots and device pairs the instances' nodes use.
-void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan, std::vector<char>& coll,
+// The (match key, collective type) pairs and device pairs the instances' nodes use.
+void collect_needs(const graph::ExecGraph& graph, const SharingPlan& plan,
+                   std::set<std::pair<std::int32_t, graph::CollType>>& coll,
                    std::set<std::pair<std::int32_t, std::int32_t>>& p2p) {
   for (const InstanceSpec& spec : plan.instances) {
     const graph::RankGraph& g = graph.classes[static_cast<std::size_t>(spec.cls)];
     for (const graph::Node& n : g.nodes) {
       if (n.kind == graph::NodeKind::kCollective) {
-        auto match = static_cast<std::size_t>(
-            plan.match_of_group[static_cast<std::size_t>(spec.group(n.group))]);
-        coll[match * num_algorithms() + models::builtin_collectives().select(n.coll)] = 1;
+        coll.emplace(plan.match_of_group[static_cast<std::size_t>(spec.group(n.group))], n.coll);
       } else if (n.kind == graph::NodeKind::kSend) {
         p2p.emplace(spec.rank, spec.peer(n.peer));
       }
     }
   }
+}
+
+// Bytes per picosecond one flow gets at the path's bottleneck when only the path runs.
+double path_rate(const std::vector<models::LinkUse>& uses, const std::vector<double>& capacity) {
+  double rate = 0.0;
+  for (const models::LinkUse& u : uses) {
+    const double r = capacity[static_cast<std::size_t>(u.link)] / u.mult;
+    rate = rate == 0.0 ? r : std::min(rate, r);
+  }
+  return rate;
 }
 
 // The send's own route, each link loaded by as many of the sends it stands for as cross it:
@@ -62,13 +71,25 @@ models::RoutedLoad send_load(const SharingPlan& plan, std::int32_t src, std::int
 }  // namespace
 
 CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
-                     const topology::Cluster& cluster, models::PathTable& table) {
+                     const topology::Cluster& cluster, const hw::Profile& profile,
+                     const models::TunerOptions& options, models::PathTable& table)
+    : capacity_(models::link_capacities(cluster)) {
   const std::size_t slots = plan.match_groups.size() * num_algorithms();
   coll_.resize(slots);
   coll_built_.assign(slots, 0);
   std::vector<char> needed(slots, 0);
+  std::set<std::pair<std::int32_t, graph::CollType>> types;
   std::set<std::pair<std::int32_t, std::int32_t>> pairs;
-  collect_needs(graph, plan, needed, pairs);
+  collect_needs(graph, plan, types, pairs);
+  for (const auto& [match, type] : types) {
+    const auto& group = plan.match_groups[static_cast<std::size_t>(match)].front();
+    std::vector<std::size_t> algorithms = models::tuner_candidates(
+        type, graph.groups[static_cast<std::size_t>(group)].ranks, cluster, profile, options);
+    for (std::size_t a : algorithms) {
+      needed[static_cast<std::size_t>(match) * num_algorithms() + a] = 1;
+    }
+    wanted_.emplace(type_key(match, type), std::move(algorithms));
+  }
   for (std::size_t s = 0; s < slots; ++s) {
     if (needed[s] != 0) {
       build_collective(s, graph, plan, cluster, table);
@@ -81,6 +102,19 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
     p.latency = load.max_latency;
     p.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
     p2p_.emplace(pair_key(src, dst), p);
+  }
+  build_candidates();
+}
+
+void CommPaths::build_candidates() {
+  for (const auto& [key, algorithms] : wanted_) {
+    const auto match = static_cast<std::int32_t>(key >> 8U);
+    std::vector<models::Candidate> list;
+    for (std::size_t a : algorithms) {
+      const CollectivePath& p = collective(match, a);
+      list.push_back({a, p.rate, p.hop_latency, p.channels});
+    }
+    cands_.emplace(key, std::move(list));
   }
 }
 
@@ -109,6 +143,7 @@ void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph
       algorithm.channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks, cluster);
   models::RoutedLoad load = router.take();
   c.hop_latency = load.max_latency;
+  c.rate = path_rate(load.uses, capacity_);
   c.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
   coll_built_[slot] = 1;
 }
@@ -119,6 +154,15 @@ const CollectivePath& CommPaths::collective(std::int32_t match, std::size_t algo
     throw base::InternalError("CommPaths: collective path was not registered");
   }
   return coll_[slot];
+}
+
+const std::vector<models::Candidate>& CommPaths::candidates(std::int32_t match,
+                                                            graph::CollType c) const {
+  auto it = cands_.find(type_key(match, c));
+  if (it == cands_.end()) {
+    throw base::InternalError("CommPaths: collective type was not registered for this group");
+  }
+  return it->second;
 }
 
 const P2PPath& CommPaths::p2p(std::int32_t src, std::int32_t dst) const {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network paths of a run's communication, registered before time starts: one per
-// (match key, collective algorithm) for collectives, covering every group copy the key stands for,
-// and one per (source, destination) device pair for sends, loaded by the sends it stands for.
+// (match key, collective algorithm the tuner may choose for it) for collectives, covering
+// every group copy the key stands for, and one per (source, destination) device pair for
+// sends, loaded by the sends it stands for.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,10 @@
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
+#include "hwprofiles/hw_profile.h"
 #include "sim/exec/sharing/sharing_plan.h"
 #include "sim/models/collective/algorithm.h"
+#include "sim/models/collective/tuner.h"
 #include "sim/models/network/path_table.h"
 #include "topology/cluster.h"
 
@@ -21,6 +24,7 @@ struct CollectivePath {
   models::PathId path = models::kNoPath;  // kNoPath: nothing crosses a link
   base::SimTime hop_latency = 0;          // slowest ring hop's path latency
   int channels = 1;                       // parallel rings
+  double rate = 0.0;  // bytes/ps per flow at the bottleneck link, all copies' flows counted
 };
 
 struct P2PPath {
@@ -37,9 +41,14 @@ struct P2PPath {
 class CommPaths {
  public:
   CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
-            const topology::Cluster& cluster, models::PathTable& table);
+            const topology::Cluster& cluster, const hw::Profile& profile,
+            const models::TunerOptions& options, models::PathTable& table);
   // `algorithm` indexes models::builtin_collectives().
   [[nodiscard]] const CollectivePath& collective(std::int32_t match, std::size_t algorithm) const;
+  // The tuner's candidates for a collective of type `c` on match key `match`, each with its
+  // path; asking for a pair no instance uses is a bug (base::InternalError).
+  [[nodiscard]] const std::vector<models::Candidate>& candidates(std::int32_t match,
+                                                                 graph::CollType c) const;
   [[nodiscard]] const P2PPath& p2p(std::int32_t src, std::int32_t dst) const;
 
  private:
@@ -47,11 +56,19 @@ class CommPaths {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32U) |
            static_cast<std::uint32_t>(dst);
   }
+  static std::uint64_t type_key(std::int32_t match, graph::CollType c) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(match)) << 8U) |
+           static_cast<std::uint64_t>(c);
+  }
   void build_collective(std::size_t slot, const graph::ExecGraph& graph, const SharingPlan& plan,
                         const topology::Cluster& cluster, models::PathTable& table);
+  void build_candidates();
 
+  std::vector<double> capacity_;      // per link, bytes/ps
   std::vector<CollectivePath> coll_;  // match * number of algorithms + algorithm
   std::vector<char> coll_built_;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> wanted_;  // type_key -> algorithms
+  std::unordered_map<std::uint64_t, std::vector<models::Candidate>> cands_;
   std::unordered_map<std::uint64_t, P2PPath> p2p_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "sim/models/collective/algorithm.h"
 #include "sim/models/collective/latency.h"
+#include "sim/models/collective/tuner.h"
 
 namespace tessera::exec {
 
@@ -51,13 +52,14 @@ CommTiming CommTimer::collective(const CommOp& op,
     return t;
   }
   const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
-  const std::size_t algorithm = models::builtin_collectives().select(node.coll);
-  const CollectivePath& path = paths_.collective(match, algorithm);
-  models::CollectiveCost cost = models::builtin_collectives().at(algorithm).cost(
-      node.coll, n, path.channels, max_bytes(op, instances));
+  const models::Choice choice =
+      models::tuner_choose(node.coll, n, max_bytes(op, instances),
+                           paths_.candidates(match, node.coll), profile_, options_);
+  const CollectivePath& path = paths_.collective(match, choice.algorithm);
   t.path = path.path;
-  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : cost.bytes_per_flow;
-  t.latency = models::collective_latency(profile_, cost.steps, path.hop_latency);
+  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : choice.bytes_per_flow;
+  t.latency = choice.latency;
+  t.resources = {choice.algorithm, choice.protocol, choice.sms};
   return t;
 }
 

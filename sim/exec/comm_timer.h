@@ -16,23 +16,35 @@
 
 namespace tessera::exec {
 
+// What a collective occupies while it runs, for models of its interference with concurrent
+// kernels: the algorithm (index in models::builtin_collectives()), the protocol, and the SMs
+// its kernel holds on each member (NCCL: one CTA per channel). sms = 0 for sends and
+// fixed-duration ops.
+struct CommResources {
+  std::size_t algorithm = 0;
+  models::Protocol protocol = models::Protocol::kSimple;
+  int sms = 0;
+};
+
 struct CommTiming {
   base::SimTime fixed = -1;  // >= 0: the op takes exactly this, no network
   models::PathId path = models::kNoPath;
   double bytes_per_flow = 0.0;  // the network part (0: none)
   base::SimTime latency = 0;    // added after the network part
+  CommResources resources;
 };
 
-// Contract: a collective of n members costs its algorithm's latency (models/collective/
-// latency.h) plus its bytes over the network (the algorithm the registry selects for its
-// type: models/collective/algorithm.h); a group of one member costs nothing. A send/recv
-// costs models::p2p_latency plus its bytes.
+// Contract: a collective of n members runs with the algorithm and protocol the tuner
+// (models/collective/tuner.h) chooses for its type, size and group among the paths
+// CommPaths registered; it costs that choice's latency plus its bytes over the network; a
+// group of one member costs nothing. A send/recv costs models::p2p_latency plus its bytes.
 // When any member node has fixed_duration >= 0 the op takes the largest of those instead.
+// time() is what the executor calls per op; its `resources` say what the collective holds.
 class CommTimer {
  public:
   CommTimer(const graph::ExecGraph& graph, const SharingPlan& plan, const CommPaths& paths,
-            const hw::Profile& profile)
-      : graph_(graph), plan_(plan), paths_(paths), profile_(profile) {}
+            const hw::Profile& profile, const models::TunerOptions& options)
+      : graph_(graph), plan_(plan), paths_(paths), profile_(profile), options_(options) {}
 
   [[nodiscard]] CommTiming time(const CommOp& op,
                                 const std::vector<InstanceState>& instances) const;
@@ -46,6 +58,7 @@ class CommTimer {
   const SharingPlan& plan_;
   const CommPaths& paths_;
   const hw::Profile& profile_;
+  models::TunerOptions options_;
 };
 
 }  // namespace tessera::exec

@@ -19,7 +19,7 @@ Executor::Executor(kernel::Scheduler& scheduler, models::NetworkModel& network,
     : scheduler_(scheduler),
       network_(network),
       setup_(setup),
-      timer_(*setup.graph, *setup.plan, *setup.paths, *setup.profile) {
+      timer_(*setup.graph, *setup.plan, *setup.paths, *setup.profile, setup.tuner) {
   handler_id_ = scheduler_.add_handler(*this);
   instances_.resize(setup.plan->instances.size());
   for (std::size_t i = 0; i < instances_.size(); ++i) {

@@ -31,6 +31,7 @@ struct ExecSetup {
   // Sends start without waiting for their recv and complete on delivery (ASTRA-sim's
   // semantics, for imported traces); off: a send and its recv meet first (NCCL rendezvous).
   bool eager_sends = false;
+  models::TunerOptions tuner;  // the collective tuner's switches (effects)
 };
 
 // Contract: a node starts when it heads its stream and its dependencies have finished; a

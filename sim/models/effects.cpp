@@ -21,6 +21,12 @@ constexpr std::array kEffects{
     EffectInfo{"gemm-quantization",
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
                "the profile's max_fraction"},
+    EffectInfo{"collective-tuner",
+               "NCCL/HCCL's choice of algorithm (ring, tree, NVLS, mesh, one-shot) and protocol "
+               "(LL, LL128, Simple) per collective; off: Simple rings"},
+    EffectInfo{"rail-alignment",
+               "inter-node ring hops stay on one rail (PXN); off: rings hop across rails, "
+               "through the spine"},
 };
 
 bool known(std::string_view name) {

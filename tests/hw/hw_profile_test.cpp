@@ -177,5 +177,33 @@ TEST(HwProfileErrors, MissingSectionsAndMismatchedNames) {
             "'bad.yaml'; a profile is named after its file; rename one of them");
 }
 
+TEST(HwProfile, CollectiveTuningIsOptionalAndChecked) {
+  Profile plain = profile_from_yaml(YamlNode::load_string(kValid, "bad.yaml"), "bad");
+  EXPECT_FALSE(plain.collective.ll.enabled);
+  EXPECT_FALSE(plain.collective.nvls.enabled);
+  EXPECT_EQ(plain.collective.channels, 1);
+  const std::string tuned =
+      with(R"(collective: {launch: "6 us", step: "1 us"})",
+           R"(collective: {launch: "6 us", step: "1 us", ll: {launch: "5 us", step: "0.6 us", )"
+           R"(bandwidth: 0.5}, channels: 16, nvls: {latency: "25 us", efficiency: 0.7, )"
+           R"(channels: 16, min_members: 5}})");
+  Profile p = profile_from_yaml(YamlNode::load_string(tuned, "bad.yaml"), "bad");
+  EXPECT_TRUE(p.collective.ll.enabled);
+  EXPECT_EQ(p.collective.ll.launch, 5'000'000);
+  EXPECT_DOUBLE_EQ(p.collective.ll.bandwidth, 0.5);
+  EXPECT_EQ(p.collective.channels, 16);
+  EXPECT_TRUE(p.collective.nvls.enabled);
+  EXPECT_EQ(p.collective.nvls.min_members, 5);
+  const std::string no_min = with(
+      R"(collective: {launch: "6 us", step: "1 us"})",
+      R"(collective: {launch: "6 us", step: "1 us", nvls: {latency: "25 us", efficiency: 0.7, )"
+      R"(channels: 16}})");
+  EXPECT_NE(load_error(no_min).find("min_members"), std::string::npos) << load_error(no_min);
+  const std::string wide = with(R"(collective: {launch: "6 us", step: "1 us"})",
+                                R"(collective: {launch: "6 us", step: "1 us", )"
+                                R"(ll128: {launch: "5 us", step: "1 us", bandwidth: 1.5}})");
+  EXPECT_NE(load_error(wide).find("1.5"), std::string::npos) << load_error(wide);
+}
+
 }  // namespace
 }  // namespace tessera::hw

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/models/collective/tuner.h"
+
+#include <array>
+#include <limits>
+
+#include "base/error.h"
+
+namespace tessera::models {
+
+namespace {
+
+constexpr std::array<Protocol, kNumProtocols> kProtocols = {Protocol::kLL, Protocol::kLL128,
+                                                            Protocol::kSimple};
+
+// rail_ring replaces ring for the groups it realigns; plain ring stays for the others.
+bool keep(const CollectiveAlgorithm& a, const std::vector<std::int32_t>& ranks,
+          const topology::Cluster& cluster, const hw::Profile& profile,
+          const TunerOptions& options) {
+  const CollectiveRegistry& r = builtin_collectives();
+  if (a.name() == "rail_ring") {
+    return options.rail_alignment && a.applies(ranks, cluster, profile);
+  }
+  if (a.name() == "ring" && options.rail_alignment) {
+    return !r.at(r.index_of("rail_ring")).applies(ranks, cluster, profile);
+  }
+  return a.applies(ranks, cluster, profile);
+}
+
+Choice evaluate(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p, graph::CollType c,
+                int n, double bytes, const hw::Profile& profile) {
+  const CollectiveCost cost = a.cost(c, n, cand.channels, bytes);
+  Choice ch;
+  ch.algorithm = cand.algorithm;
+  ch.protocol = p;
+  ch.sms = a.sms(profile);
+  ch.latency = a.latency(profile, p, cost.steps, cand.hop_latency);
+  ch.bytes_per_flow = cost.bytes_per_flow / a.bandwidth_fraction(profile, p);
+  return ch;
+}
+
+double estimate(const Choice& ch, double rate) {
+  const double wire = rate > 0.0 ? ch.bytes_per_flow / rate : 0.0;
+  return static_cast<double>(ch.latency) + wire;
+}
+
+}  // namespace
+
+std::vector<std::size_t> tuner_candidates(graph::CollType c, const std::vector<std::int32_t>& ranks,
+                                          const topology::Cluster& cluster,
+                                          const hw::Profile& profile, const TunerOptions& options) {
+  const CollectiveRegistry& r = builtin_collectives();
+  if (!options.collective_tuner) {
+    if (options.rail_alignment && r.select(c) == r.index_of("ring")) {
+      const std::size_t rail = r.index_of("rail_ring");
+      if (r.at(rail).applies(ranks, cluster, profile)) {
+        return {rail};
+      }
+    }
+    return {r.select(c)};
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r.at(i).runs(c) && keep(r.at(i), ranks, cluster, profile, options)) {
+      out.push_back(i);
+    }
+  }
+  if (out.empty()) {
+    throw base::InternalError("no collective algorithm applies to this group");
+  }
+  return out;
+}
+
+Choice tuner_choose(graph::CollType c, int n, double bytes,
+                    const std::vector<Candidate>& candidates, const hw::Profile& profile,
+                    const TunerOptions& options) {
+  const CollectiveRegistry& r = builtin_collectives();
+  Choice best;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (const Candidate& cand : candidates) {
+    const CollectiveAlgorithm& a = r.at(cand.algorithm);
+    for (Protocol p : kProtocols) {
+      const bool allowed = options.collective_tuner ? a.uses(p) && protocol_spec(profile, p).enabled
+                                                    : p == Protocol::kSimple;
+      if (!allowed) {
+        continue;
+      }
+      Choice ch = evaluate(a, cand, p, c, n, bytes, profile);
+      const double t = estimate(ch, cand.rate);
+      if (t < best_time) {
+        best_time = t;
+        best = ch;
+      }
+    }
+  }
+  if (candidates.empty()) {
+    throw base::InternalError("the collective tuner was given no candidate");
+  }
+  return best;
+}
+
+}  // namespace tessera::models

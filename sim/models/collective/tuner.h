@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The collective tuner: which algorithm and protocol a collective runs with, the way NCCL's
+// tuner (src/graph/tuning.cc) and HCCL choose: every algorithm that applies to the group on
+// this topology is a candidate, each with the protocols it runs; the tuner estimates each
+// pair's time as latency + bytes / (the path's uncontended rate x the protocol's bandwidth
+// fraction) and takes the fastest (ties: registration order, then LL, LL128, Simple).
+// Rules and sources: docs/collectives.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/units.h"
+#include "graph/exec_graph.h"
+#include "hwprofiles/hw_profile.h"
+#include "sim/models/collective/algorithm.h"
+#include "topology/cluster.h"
+
+namespace tessera::models {
+
+// The switches the per-effect breakdown turns off. collective_tuner off: rings (the first
+// registered algorithm that runs the type) with the Simple protocol, as before the tuner;
+// rail_alignment off: inter-node rings hop straight across rails (through the spine).
+struct TunerOptions {
+  bool collective_tuner = true;
+  bool rail_alignment = true;
+};
+
+// One candidate as the tuner sees it: the algorithm and what its registered path offers.
+struct Candidate {
+  std::size_t algorithm = 0;  // index in builtin_collectives()
+  double rate = 0.0;          // bytes/ps of the path's bottleneck link per flow, uncontended
+                              // by other collectives (0: nothing crosses a link)
+  base::SimTime hop_latency = 0;
+  int channels = 1;
+};
+
+// What the tuner chose, and what the collective occupies while it runs: NCCL runs one CTA
+// (on one SM) per channel, so `sms` is the SMs a concurrent GEMM loses (overheads.yaml
+// nccl-sm-usage).
+struct Choice {
+  std::size_t algorithm = 0;
+  Protocol protocol = Protocol::kSimple;
+  int sms = 0;
+  base::SimTime latency = 0;    // the fixed part of the call
+  double bytes_per_flow = 0.0;  // the network part, protocol overhead included
+};
+
+// The algorithms (indices in builtin_collectives()) the tuner may choose for a collective of
+// type `c` on `ranks`, in registration order; never empty for a type some algorithm runs.
+std::vector<std::size_t> tuner_candidates(graph::CollType c, const std::vector<std::int32_t>& ranks,
+                                          const topology::Cluster& cluster,
+                                          const hw::Profile& profile, const TunerOptions& options);
+
+// The fastest (algorithm, protocol) among `candidates` for `bytes` over `n` members.
+Choice tuner_choose(graph::CollType c, int n, double bytes,
+                    const std::vector<Candidate>& candidates, const hw::Profile& profile,
+                    const TunerOptions& options);
+
+}  // namespace tessera::models
