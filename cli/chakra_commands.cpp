@@ -141,7 +141,9 @@ int simulate_chakra(const SimulateArgs& a) {
                               .topology = a.topology,
                               .parallelism = fmt::format("{} ranks", g.num_ranks),
                               .schedule = "as recorded",
-                              .devices = g.num_ranks};
+                              .devices = g.num_ranks,
+                              .microbatches = 0,
+                              .effects_off = {}};
   experiments::Outcome o =
       experiments::simulate_graph(std::move(g), profile, spec, sopt, std::move(label));
   sim::report::print_summary(std::cout, o.label, o.graph, o.stats, o.metrics);

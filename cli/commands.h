@@ -16,6 +16,7 @@ struct RunArgs {
   std::string timeline_ranks;  // "0,8,16-31"; empty: the default choice
   bool perf = false;
   bool quiet = false;
+  std::vector<std::string> without;  // modelled effects to switch off
 };
 
 struct CompareArgs {

@@ -15,6 +15,7 @@
 #include "cli/spill.h"
 #include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/effects.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/schedule/schedule_spec.h"
 #include "topology/cluster.h"
@@ -49,9 +50,13 @@ int run(const RunArgs& a) {
   }
   synth::Scenario s = synth::load_scenario(a.scenario, a.sets);
   bool transposed = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kTranspose;
-  experiments::Outcome o =
-      experiments::simulate_scenario(s, !a.no_share, !a.out.empty() || transposed,
-                                     sim::report::parse_rank_list_or_empty(a.timeline_ranks));
+  models::Effects effects;
+  for (const std::string& name : a.without) {
+    effects.disable(name);
+  }
+  experiments::Outcome o = experiments::simulate_scenario(
+      s, !a.no_share, !a.out.empty() || transposed,
+      sim::report::parse_rank_list_or_empty(a.timeline_ranks), effects);
   experiments::SpillAnalysis spill =
       transposed ? experiments::analyze_spill(s, o) : experiments::SpillAnalysis{};
   if (!a.quiet) {
@@ -110,7 +115,10 @@ int list() {
   for (auto n : synth::encoder_placement_names()) {
     fmt::print(" {}", n);
   }
-  fmt::print("\n");
+  fmt::print("\nmodelled effects (run --without NAME):\n");
+  for (const models::EffectInfo& e : models::known_effects()) {
+    fmt::print("  {:<20} {}\n", e.name, e.what);
+  }
   return 0;
 }
 
@@ -181,6 +189,11 @@ int dispatch(int argc, char** argv) {
                       "ranks the timeline shows, e.g. 0,8,16-31 (default: up to 16 simulated)");
   run_cmd->add_flag("--perf", a.perf, "print synthesis and simulation speed");
   run_cmd->add_flag("--quiet", a.quiet, "print nothing but errors");
+  run_cmd
+      ->add_option("--without", a.without,
+                   "switch a modelled effect off to see what it contributes (repeatable; "
+                   "`tessera list` names them)")
+      ->delimiter(',');
   cmp_cmd->add_option("scenario", c.scenario, "scenario YAML file")->required();
   cmp_cmd->add_option("--set", c.sets, "override a scenario key: key.path=value (repeatable)");
   cmp_cmd

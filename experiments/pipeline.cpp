@@ -46,7 +46,8 @@ std::string parallelism_label(const synth::Scenario& s) {
 }
 
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
-                          const std::vector<std::int32_t>& timeline_ranks) {
+                          const std::vector<std::int32_t>& timeline_ranks,
+                          const models::Effects& effects) {
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
   hw::Profile profile = synth::hardware_profile(s);
@@ -61,9 +62,11 @@ Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
   opt.timeline_ranks = timeline_ranks;
   opt.share_rank_classes = share;
   opt.dtype = s.training.precision;
+  opt.effects = effects;
   o.stats = sim::simulate(o.graph, cluster, profile, opt);
   o.sim_s = seconds_since(t2);
   o.label = make_label(s, profile);
+  o.label.effects_off = effects.disabled();
   o.metrics = sim::report::compute_metrics(o.graph, o.stats, s.cluster.devices);
   return o;
 }

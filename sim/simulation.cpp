@@ -129,8 +129,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   const exec::SharingPlan plan = exec::plan_sharing(graph, cluster, options.share_rank_classes);
   const std::vector<exec::GraphIndex> index = index_classes(graph, plan);
   models::PathTable table(models::link_capacities(cluster));
-  const models::TunerOptions tuner{.collective_tuner = options.collective_tuner,
-                                   .rail_alignment = options.rail_alignment};
+  const models::TunerOptions tuner = models::tuner_options(options.effects);
   const exec::CommPaths paths(graph, plan, cluster, profile, tuner, table);
   table.finalize();
 
@@ -138,7 +137,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   const std::unique_ptr<models::NetworkModel> network =
       models::make_network_model(options.network_model, scheduler, table);
   const std::unique_ptr<models::ComputeModel> compute =
-      models::make_compute_model(options.compute_model, profile);
+      models::make_compute_model(options.compute_model, profile, options.effects);
   exec::ExecSetup setup{.graph = &graph,
                         .plan = &plan,
                         .index = &index,

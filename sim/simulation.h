@@ -8,6 +8,7 @@
 
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/effects.h"
 #include "sim/run_stats.h"
 #include "topology/cluster.h"
 
@@ -31,11 +32,9 @@ struct SimOptions {
   // sim/models/network/network_model.h).
   std::string compute_model = "roofline";
   std::string network_model = "max-min";
-  // Effects of the collective model (sim/models/collective/tuner.h): the tuner choosing
-  // algorithm and protocol (off: Simple rings), rail-aligned inter-node rings (off: hops
-  // across rails, through the spine).
-  bool collective_tuner = true;
-  bool rail_alignment = true;
+  // Modelled effects switched off (sim/models/effects.h); empty: all on. The collective
+  // model reads "collective-tuner" and "rail-alignment" (sim/models/collective/tuner.h).
+  models::Effects effects;
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
@@ -103,6 +104,9 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
              label.microbatches > 0
                  ? fmt::format(", {} microbatches per replica", label.microbatches)
                  : "");
+  if (!label.effects_off.empty()) {
+    fmt::print(out, "  effects off      {}\n", fmt::join(label.effects_off, ", "));
+  }
   fmt::print(out, "  step time        {}\n", format_seconds(t));
   fmt::print(out,
              "  MFU              {:.1f} %   (HFU {:.1f} %)   attention without causal halving\n",
@@ -196,6 +200,9 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
   };
   for (const ConfigField& f : config_fields(label, g.info.config)) {
     j[f.name] = f.value;
+  }
+  if (!label.effects_off.empty()) {
+    j["effects_off"] = label.effects_off;
   }
   return j;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tessera::sim::report {
 
@@ -16,6 +17,7 @@ struct RunLabel {
   std::string schedule;
   std::int64_t devices = 0;
   std::int64_t microbatches = 0;
+  std::vector<std::string> effects_off;  // modelled effects switched off (--without)
 };
 
 }  // namespace tessera::sim::report

@@ -137,7 +137,7 @@ TEST(Refinement, SplitsStagesThatStraddleLeavesAndMatchesEveryRank) {
   // The spine costs latency: with the data-parallel rings hopping across rails (no PXN
   // proxy on rank 0's NIC to slow its sends), replica 0's sends beat replica 2's.
   sim::SimOptions cross_rail;
-  cross_rail.rail_alignment = false;
+  cross_rail.effects.disable("rail-alignment");
   const RunStats plain = sim::simulate(
       per_rank(stage_major_groups(3, 6), 18, stage_major_graph(3, 6)), c, p, cross_rail);
   const auto pp = static_cast<std::size_t>(GroupKind::kPP);

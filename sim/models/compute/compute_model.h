@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/effects.h"
 
 namespace tessera::models {
 
@@ -26,7 +27,8 @@ class ComputeModel {
   [[nodiscard]] virtual base::SimTime duration(const graph::Node& node) const = 0;
 };
 
-using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile);
+using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile,
+                                                              const Effects& effects);
 
 using ComputeModelRegistry = base::Registry<ComputeModelFactory>;
 
@@ -35,7 +37,9 @@ const ComputeModelRegistry& builtin_compute_models();
 void register_builtin_compute_models(ComputeModelRegistry& registry);
 void register_roofline_compute_model(ComputeModelRegistry& registry);
 
-// The named model for `profile`; base::InputError listing the names when it is unknown.
-std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile);
+// The named model for `profile` with `effects`; base::InputError listing the names when it is
+// unknown.
+std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
+                                                 const Effects& effects = {});
 
 }  // namespace tessera::models

@@ -17,9 +17,9 @@ const ComputeModelRegistry& builtin_compute_models() {
   return registry;
 }
 
-std::unique_ptr<ComputeModel> make_compute_model(std::string_view name,
-                                                 const hw::Profile& profile) {
-  return builtin_compute_models().get("compute model", name)(profile);
+std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
+                                                 const Effects& effects) {
+  return builtin_compute_models().get("compute model", name)(profile, effects);
 }
 
 }  // namespace tessera::models

@@ -26,8 +26,11 @@ double time_at(double amount, double rate) {
 
 }  // namespace
 
-RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile)
-    : profile_(profile), memory_rate_(profile.hbm_bandwidth * profile.hbm_efficiency) {}
+RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Effects& effects)
+    : profile_(profile),
+      memory_rate_(profile.hbm_bandwidth * profile.hbm_efficiency),
+      launch_(effects.on("kernel-launch") ? profile.kernel_launch : 0),
+      gemm_quantization_(effects.on("gemm-quantization")) {}
 
 double RooflineComputeModel::matrix_peak(base::DType d) const {
   double p = profile_.peak_flops[static_cast<std::size_t>(d)];
@@ -41,7 +44,7 @@ double RooflineComputeModel::math_rate(const graph::Node& node) const {
   switch (node.op) {
     case graph::OpClass::kGemm: {
       const graph::GemmDims& g = node.gemm;
-      if (g.m < 1 || g.n < 1 || g.k < 1 || g.batch < 1) {
+      if (!gemm_quantization_ || g.m < 1 || g.n < 1 || g.k < 1 || g.batch < 1) {
         return matrix_peak(node.dtype) * profile_.gemm.max_fraction;
       }
       return matrix_peak(node.dtype) * hw::gemm_efficiency(profile_.gemm, g.m, g.n, g.k, g.batch);
@@ -59,13 +62,15 @@ base::SimTime RooflineComputeModel::duration(const graph::Node& node) const {
   }
   double math_s = node.flops > 0.0 ? time_at(node.flops, math_rate(node)) : 0.0;
   double memory_s = time_at(node.bytes, memory_rate_);
-  return profile_.kernel_launch + base::from_seconds(std::max(math_s, memory_s));
+  return launch_ + base::from_seconds(std::max(math_s, memory_s));
 }
 
 void register_roofline_compute_model(ComputeModelRegistry& registry) {
-  registry.add("roofline", [](const hw::Profile& profile) -> std::unique_ptr<ComputeModel> {
-    return std::make_unique<RooflineComputeModel>(profile);
-  });
+  registry.add(
+      "roofline",
+      [](const hw::Profile& profile, const Effects& effects) -> std::unique_ptr<ComputeModel> {
+        return std::make_unique<RooflineComputeModel>(profile, effects);
+      });
 }
 
 }  // namespace tessera::models

@@ -16,10 +16,12 @@ namespace tessera::models {
 //   kAttention  peak(dtype) * profile.attention_fraction
 //   otherwise   vector_flops (memory-bound kernels: the HBM term usually wins)
 // where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0.
+// Effects (sim/models/effects.h): "kernel-launch" adds kernel_launch to every modelled node;
+// "gemm-quantization" applies gemm_efficiency (off: every GEMM at gemm.max_fraction).
 // Registered as "roofline".
 class RooflineComputeModel final : public ComputeModel {
  public:
-  explicit RooflineComputeModel(const hw::Profile& profile);
+  explicit RooflineComputeModel(const hw::Profile& profile, const Effects& effects = {});
   [[nodiscard]] base::SimTime duration(const graph::Node& node) const override;
   [[nodiscard]] double math_rate(const graph::Node& node) const;     // achieved FLOP/s
   [[nodiscard]] double memory_rate() const { return memory_rate_; }  // achieved bytes/s
@@ -29,6 +31,8 @@ class RooflineComputeModel final : public ComputeModel {
 
   const hw::Profile& profile_;
   double memory_rate_ = 0.0;
+  base::SimTime launch_ = 0;
+  bool gemm_quantization_ = true;
 };
 
 }  // namespace tessera::models

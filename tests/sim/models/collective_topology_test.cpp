@@ -163,7 +163,9 @@ sim::RunStats run_llama(bool tuner) {
   const hw::Profile p = hw::load_profile(s.cluster.hardware);
   const topology::Cluster c(s.cluster.topology, p, static_cast<int>(s.cluster.devices));
   sim::SimOptions o;
-  o.collective_tuner = tuner;
+  if (!tuner) {
+    o.effects.disable("collective-tuner");
+  }
   return sim::simulate(g, c, p, o);
 }
 

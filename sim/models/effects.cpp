@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/models/effects.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "base/error.h"
+#include "base/yaml_reader.h"
+
+namespace tessera::models {
+
+namespace {
+
+// Adding an effect: one line here, and the model that owns it asks Effects::on(name).
+constexpr std::array kEffects{
+    EffectInfo{"kernel-launch", "a fixed launch cost per compute kernel (hwprofile kernel_launch)"},
+    EffectInfo{"gemm-quantization",
+               "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
+               "the profile's max_fraction"},
+    EffectInfo{"collective-tuner",
+               "the collective tuner: algorithm (ring, NVLS, mesh, one-shot, tree) and protocol "
+               "(LL, LL128, Simple) by estimated time; off: Simple rings"},
+    EffectInfo{"rail-alignment",
+               "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
+               "go through the spine"},
+};
+
+bool known(std::string_view name) {
+  return std::any_of(kEffects.begin(), kEffects.end(),
+                     [name](const EffectInfo& e) { return e.name == name; });
+}
+
+}  // namespace
+
+std::span<const EffectInfo> known_effects() {
+  return kEffects;
+}
+
+void Effects::disable(std::string_view name) {
+  if (!known(name)) {
+    std::vector<std::string_view> names;
+    for (const EffectInfo& e : kEffects) {
+      names.push_back(e.name);
+    }
+    std::string hint = base::nearest(name, names);
+    throw base::InputError(
+        hint.empty() ? fmt::format("unknown effect '{}'; known: {}", name, fmt::join(names, ", "))
+                     : fmt::format("unknown effect '{}'; did you mean '{}'?", name, hint));
+  }
+  auto it = std::lower_bound(off_.begin(), off_.end(), name);
+  if (it == off_.end() || *it != name) {
+    off_.insert(it, std::string(name));
+  }
+}
+
+bool Effects::on(std::string_view name) const {
+  if (!known(name)) {
+    throw base::InternalError(fmt::format("a model asked for unregistered effect '{}'", name));
+  }
+  return !std::binary_search(off_.begin(), off_.end(), name);
+}
+
+}  // namespace tessera::models
