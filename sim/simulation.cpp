@@ -129,8 +129,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   const exec::SharingPlan plan = exec::plan_sharing(graph, cluster, options.share_rank_classes);
   const std::vector<exec::GraphIndex> index = index_classes(graph, plan);
   models::PathTable table(models::link_capacities(cluster));
-  const models::TunerOptions tuner{.collective_tuner = options.effects.on("collective-tuner"),
-                                   .rail_alignment = options.effects.on("rail-alignment")};
+  const models::TunerOptions tuner = models::tuner_options(options.effects);
   const exec::CommPaths paths(graph, plan, cluster, profile, tuner, table);
   table.finalize();
 

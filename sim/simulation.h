@@ -32,7 +32,8 @@ struct SimOptions {
   // sim/models/network/network_model.h).
   std::string compute_model = "roofline";
   std::string network_model = "max-min";
-  // Modelled effects switched off (sim/models/effects.h); empty: all on.
+  // Modelled effects switched off (sim/models/effects.h); empty: all on. The collective
+  // model reads "collective-tuner" and "rail-alignment" (sim/models/collective/tuner.h).
   models::Effects effects;
 };
 

@@ -22,11 +22,11 @@ constexpr std::array kEffects{
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
                "the profile's max_fraction"},
     EffectInfo{"collective-tuner",
-               "NCCL/HCCL's choice of algorithm (ring, tree, NVLS, mesh, one-shot) and protocol "
-               "(LL, LL128, Simple) per collective; off: Simple rings"},
+               "the collective tuner: algorithm (ring, NVLS, mesh, one-shot, tree) and protocol "
+               "(LL, LL128, Simple) by estimated time; off: Simple rings"},
     EffectInfo{"rail-alignment",
-               "inter-node ring hops stay on one rail (PXN); off: rings hop across rails, "
-               "through the spine"},
+               "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
+               "go through the spine"},
 };
 
 bool known(std::string_view name) {

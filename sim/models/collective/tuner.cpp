@@ -46,6 +46,11 @@ double estimate(const Choice& ch, double rate) {
 
 }  // namespace
 
+TunerOptions tuner_options(const Effects& effects) {
+  return {.collective_tuner = effects.on("collective-tuner"),
+          .rail_alignment = effects.on("rail-alignment")};
+}
+
 std::vector<std::size_t> tuner_candidates(graph::CollType c, const std::vector<std::int32_t>& ranks,
                                           const topology::Cluster& cluster,
                                           const hw::Profile& profile, const TunerOptions& options) {

@@ -15,17 +15,22 @@
 #include "graph/exec_graph.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/models/collective/algorithm.h"
+#include "sim/models/effects.h"
 #include "topology/cluster.h"
 
 namespace tessera::models {
 
-// The switches the per-effect breakdown turns off. collective_tuner off: rings (the first
-// registered algorithm that runs the type) with the Simple protocol, as before the tuner;
+// The switches the per-effect breakdown turns off (effects "collective-tuner" and
+// "rail-alignment", sim/models/effects.h). collective_tuner off: rings (the first registered
+// algorithm that runs the type) with the Simple protocol, as before the tuner;
 // rail_alignment off: inter-node rings hop straight across rails (through the spine).
 struct TunerOptions {
   bool collective_tuner = true;
   bool rail_alignment = true;
 };
+
+// The options the effects leave on.
+TunerOptions tuner_options(const Effects& effects);
 
 // One candidate as the tuner sees it: the algorithm and what its registered path offers.
 struct Candidate {
