@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "base/error.h"
 
 namespace tessera::synth::stg {
@@ -206,6 +208,17 @@ Layout without_partial(Layout l) {
 }  // namespace
 
 TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b) {
+  return einsum_impl(name, spec, a, b, std::nullopt);
+}
+
+TensorId Graph::einsum_fp8(const std::string& name, const std::string& spec, TensorId a, TensorId b,
+                           DType out) {
+  return einsum_impl(name, spec, a, b, out);
+}
+
+// `fp8_out`: an FP8 GEMM writing that type; nullopt: a GEMM in its operands' type.
+TensorId Graph::einsum_impl(const std::string& name, const std::string& spec, TensorId a,
+                            TensorId b, std::optional<DType> fp8_out) {
   EinsumSpec s = parse_einsum(spec);
   check_labels(a, s.a, name);
   check_labels(b, s.b, name);
@@ -217,7 +230,7 @@ TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorI
   a = anchor_is_b ? other : anchor;
   b = anchor_is_b ? anchor : other;
   Layout out = einsum_output(spec, tensor(a).layout, tensor(b).layout);
-  DType dt = tensor(a).weight ? tensor(b).dtype : tensor(a).dtype;
+  DType dt = fp8_out ? *fp8_out : tensor(a).weight ? tensor(b).dtype : tensor(a).dtype;
   TensorId y = new_tensor(name, out, dt);
   Op op;
   op.kind = OpKind::kEinsum;
@@ -250,7 +263,12 @@ TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorI
   op.flops = 2.0 * all;
   op.model_flops = op.flops;
   op.gemm = g;
-  op.bytes = static_cast<double>(bytes_of(a) + bytes_of(b) + bytes_of(y));
+  // An FP8 GEMM reads its weight through the weight's FP8 copy: one byte per element.
+  auto read = [&](TensorId t) {
+    return fp8_out && tensor(t).weight ? elements_of(t) : bytes_of(t);
+  };
+  op.bytes = static_cast<double>(read(a) + read(b) + bytes_of(y));
+  op.fp8 = fp8_out.has_value();
   append(std::move(op));
   return y;
 }
