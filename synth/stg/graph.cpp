@@ -216,6 +216,31 @@ TensorId Graph::einsum_fp8(const std::string& name, const std::string& spec, Ten
   return einsum_impl(name, spec, a, b, out);
 }
 
+// The (batched) GEMM shape of an einsum from the operands' local sizes; `all` gets the
+// product of every label's size (FLOPs / 2).
+graph::GemmDims Graph::einsum_dims(const EinsumSpec& s, TensorId a, TensorId b, double& all) const {
+  auto size = [&](char l) {
+    const Layout& la = tensor(a).layout;
+    return la.find(l) >= 0 ? local_size(l, la.axis_of(l), sym_)
+                           : local_size(l, tensor(b).layout.axis_of(l), sym_);
+  };
+  graph::GemmDims g{1, 1, 1, 1};
+  std::string seen;
+  for (char l : s.a + s.b) {
+    if (seen.find(l) != std::string::npos) {
+      continue;
+    }
+    seen += l;
+    auto n = size(l);
+    all *= static_cast<double>(n);
+    bool in_a = s.a.find(l) != std::string::npos;
+    bool in_b = s.b.find(l) != std::string::npos;
+    bool in_c = s.c.find(l) != std::string::npos;
+    (in_a && in_b && in_c ? g.batch : in_a && in_b ? g.k : in_a ? g.m : g.n) *= n;
+  }
+  return g;
+}
+
 // `fp8_out`: an FP8 GEMM writing that type; nullopt: a GEMM in its operands' type.
 TensorId Graph::einsum_impl(const std::string& name, const std::string& spec, TensorId a,
                             TensorId b, std::optional<DType> fp8_out) {
@@ -240,29 +265,10 @@ TensorId Graph::einsum_impl(const std::string& name, const std::string& spec, Te
   op.phase = phase_;
   op.spec = spec;
   op.cls = OpClass::kGemm;
-  auto size = [&](char l) {
-    const Layout& la = tensor(a).layout;
-    return la.find(l) >= 0 ? local_size(l, la.axis_of(l), sym_)
-                           : local_size(l, tensor(b).layout.axis_of(l), sym_);
-  };
   double all = 1.0;
-  graph::GemmDims g{1, 1, 1, 1};
-  std::string seen;
-  for (char l : s.a + s.b) {
-    if (seen.find(l) != std::string::npos) {
-      continue;
-    }
-    seen += l;
-    auto n = size(l);
-    all *= static_cast<double>(n);
-    bool in_a = s.a.find(l) != std::string::npos;
-    bool in_b = s.b.find(l) != std::string::npos;
-    bool in_c = s.c.find(l) != std::string::npos;
-    (in_a && in_b && in_c ? g.batch : in_a && in_b ? g.k : in_a ? g.m : g.n) *= n;
-  }
+  op.gemm = einsum_dims(s, a, b, all);
   op.flops = 2.0 * all;
   op.model_flops = op.flops;
-  op.gemm = g;
   // An FP8 GEMM reads its weight through the weight's FP8 copy: one byte per element.
   auto read = [&](TensorId t) {
     return fp8_out && tensor(t).weight ? elements_of(t) : bytes_of(t);

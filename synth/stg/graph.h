@@ -86,6 +86,8 @@ struct Op {
   bool fp8_grad_amax = false;
 };
 
+struct EinsumSpec;
+
 class Graph {
  public:
   explicit Graph(SymbolTable sym) : sym_(std::move(sym)) {}
@@ -147,6 +149,7 @@ class Graph {
   TensorId collective(TensorId x, graph::CollType type, std::uint8_t axis, Layout out);
   TensorId einsum_impl(const std::string& name, const std::string& spec, TensorId a, TensorId b,
                        std::optional<DType> fp8_out);
+  graph::GemmDims einsum_dims(const EinsumSpec& s, TensorId a, TensorId b, double& all) const;
   // An op in the current phase whose HBM traffic is the bytes of its operands and results.
   Op streaming_op(OpKind kind, const std::string& name, std::vector<TensorId> in,
                   std::vector<TensorId> out, graph::OpClass cls, double flops) const;
