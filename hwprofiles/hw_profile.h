@@ -90,6 +90,10 @@ struct Profile {
   base::SimTime collective_step = 0;    // protocol cost per algorithm step on top of link latency
                                         // (launch and step are the Simple protocol's)
   CollectiveTuning collective;          // the other protocols, channels, in-switch reduction
+  // FP8 GEMMs read both operands K-major only (Hopper WGMMA), so FP8 training keeps transposed
+  // FP8 copies for the backward GEMMs; false where the tensor cores take either layout
+  // (Blackwell). Given exactly when peak.fp8 is.
+  bool fp8_transpose = false;
 
   // Dense peak of `d` in FLOP/s; 0 when the part has no matrix path for that type.
   [[nodiscard]] double peak(DType d) const { return peak_flops[static_cast<std::size_t>(d)]; }

@@ -18,10 +18,10 @@ namespace {
 using base::Dimension;
 using base::YamlNode;
 
-constexpr std::array<std::string_view, 12> kTopKeys = {
+constexpr std::array<std::string_view, 13> kTopKeys = {
     "name",      "description",        "peak",          "vector_flops",     "hbm",
     "gemm",      "attention_fraction", "kernel_launch", "devices_per_node", "scale_up",
-    "scale_out", "collective"};
+    "scale_out", "collective",         "fp8_transpose"};
 constexpr std::array<std::string_view, 4> kHbmKeys = {"capacity", "bandwidth", "efficiency",
                                                       "reserved"};
 constexpr std::array<std::string_view, 5> kGemmKeys = {"tile_m", "tile_n", "compute_units",
@@ -81,6 +81,21 @@ void read_gemm(const YamlNode& node, GemmModel& g) {
   g.k_half = static_cast<double>(node.at("k_half").as_int(0, 1 << 20));
 }
 
+// fp8_transpose goes with an FP8 peak: required with one, rejected without.
+void read_fp8_layout(const YamlNode& root, Profile& p) {
+  auto given = root.find("fp8_transpose");
+  bool has_fp8 = p.peak(DType::kFP8) > 0.0;
+  if (has_fp8 && !given) {
+    root.at("peak").at("fp8").fail(
+        "a part with an fp8 peak needs the key 'fp8_transpose' (true: FP8 GEMMs read both "
+        "operands K-major only, as on Hopper; false: either layout, as on Blackwell)");
+  }
+  if (given && !has_fp8) {
+    given->fail("this describes FP8 GEMMs, but the part has no peak.fp8");
+  }
+  p.fp8_transpose = given && given->as_bool();
+}
+
 }  // namespace
 
 Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
@@ -99,6 +114,7 @@ Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
   p.scale_up = read_link_spec(root.at("scale_up"), LinkFields::kRequired);
   p.scale_out = read_link_spec(root.at("scale_out"), LinkFields::kRequired);
   read_collective_section(root.at("collective"), p);
+  read_fp8_layout(root, p);
   return p;
 }
 

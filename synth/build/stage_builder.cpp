@@ -119,8 +119,13 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
             encoder_tag(mb, EncoderMessage::kFeatures), enc_->feature_bytes(mb), kNone,
             c_.enc_misc_names.recv_features, mb);
   }
+  const bool cast_weights = fp8_cast_done_[static_cast<std::size_t>(chunk)] == 0;
+  fp8_cast_done_[static_cast<std::size_t>(chunk)] = 1;
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
+    if (cast_weights) {
+      fp8_weight_cast(blocks[k], mb, prev);
+    }
     fwd_input_[sl] = prev;
     NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl,
                               offset_[static_cast<std::size_t>(chunk)] + k);
@@ -135,6 +140,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     }
   }
   fwd_out_[mc + static_cast<std::size_t>(chunk)] = prev;
+  fp8_amax_update(mb, chunk, graph::Phase::kForward, prev);
   const std::int32_t after = place_->next_stage(vs);
   if (after >= 0 && rank_of_stage(after) != rank_) {
     p2p(graph::NodeKind::kSend, rank_of_stage(after), tag(mb, after, false), layer.out_bytes, prev,
@@ -175,6 +181,7 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     }
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
+  fp8_amax_update(mb, chunk, graph::Phase::kBackward, grad);
   if (vs == llm_first_ && enc_ != nullptr && c_.s.encoder.trainable &&
       features_[static_cast<std::size_t>(mb)] != kNone) {
     // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
@@ -288,6 +295,7 @@ RankGraph StageBuilder::build() {
   bwd_base_.assign(fwd_base_.size(), kNone);
   grad_input_.assign(fwd_base_.size(), kNone);
   last_bwd_node_.assign(total_blocks_, {});
+  fp8_cast_done_.assign(chunks_.size(), 0);
   double params = 0.0;
   for (const auto& b : blocks_) {
     params += b.prog->params;
@@ -339,6 +347,10 @@ RankGraph StageBuilder::build() {
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
   g_.weight_memory = static_cast<std::int64_t>(params * 2.0);
   g_.grad_memory = static_cast<std::int64_t>(params * 4.0);
+  // FP8 weight copies (and their scales), cached over the step, count as weights.
+  const auto fp8 = static_cast<std::int64_t>(fp8_static_bytes());
+  g_.static_memory += fp8;
+  g_.weight_memory += fp8;
   if (holds_encoder() && !holds_encoder_grads()) {
     // Encoder weights without gradients or optimizer state (frozen, or a replica).
     auto frozen = static_cast<std::int64_t>(enc_params_ * base::dtype_bytes(s.training.precision));

@@ -17,6 +17,7 @@
 
 #include "graph/exec_graph.h"
 #include "synth/build/synthesize.h"
+#include "synth/models/fp8.h"
 #include "synth/parallel/block_program.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
@@ -57,6 +58,13 @@ struct EncoderNames {
   std::uint32_t grad_allreduce = 0, feature_grad = 0, release_input = 0, release_features = 0;
 };
 
+// FP8 training's per-step nodes (fp8_step.cpp): per layer, then shared.
+struct Fp8Names {
+  std::vector<std::uint32_t> cast_weight{};  // per layer: "L<l>.fp8.cast[_transpose]_weight"
+  std::vector<std::uint32_t> amax_weight{};  // per layer, current scaling: "L<l>.fp8.amax_weight"
+  std::uint32_t amax_update = 0;             // delayed scaling: "fp8.amax_update"
+};
+
 struct Context {
   const Scenario& s;
   const StepPrograms& progs;
@@ -77,6 +85,8 @@ struct Context {
   EncoderNames enc_misc_names{};
   std::vector<std::int32_t> enc_group_of{};              // rank -> pipeline x data group
   std::vector<std::vector<schedule::Step>> transpose{};  // per pipeline rank, when transposed
+  models::Fp8Plan fp8{};
+  Fp8Names fp8_names{};
 };
 
 // Where encoder messages are tagged: after every pipeline tag (those stay below 2^40).
@@ -146,6 +156,12 @@ class StageBuilder {
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction(double params);
+  // FP8 (fp8_step.cpp): a layer's per-step weight quantization, a chunk's delayed-scaling
+  // amax update, and the static bytes of this rank's FP8 weight copies.
+  void fp8_weight_cast(const StageBlock& b, std::int32_t mb, NodeId input);
+  void fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::Phase phase, NodeId after);
+  NodeId add_after(const Node& n, NodeId dep);  // dep == kNone: no dependency
+  [[nodiscard]] double fp8_static_bytes() const;
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;
@@ -174,6 +190,7 @@ class StageBuilder {
   std::vector<NodeId> feature_grad_;     // per microbatch: dL/dfeatures on this rank
   std::vector<NodeId> enc_input_;        // per microbatch: shipped input (recompute)
   std::vector<char> enc_saved_;          // per microbatch: forward kept for a backward here
+  std::vector<char> fp8_cast_done_;      // per chunk: its FP8 weights are quantized this step
   NodeId enc_gate_ = kNone;              // the parameter broadcast encoder forwards wait for
   NodeId enc_allreduce_ = kNone;         // owner-backward: the gradient all-reduce
   bool inline_encoder_ = false;          // inline: the encoder runs inside stage 0's tasks

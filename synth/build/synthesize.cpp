@@ -275,6 +275,15 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
                  .send_grad = g.intern("pp.send_grad"),
                  .recv_grad = g.intern("pp.recv_grad")};
   c.optimizer_name = g.intern("optimizer.adam");
+  c.fp8 = models::fp8_plan(s);
+  if (c.fp8.on()) {
+    const char* cast = c.fp8.weight_copies() > 1 ? "fp8.cast_transpose_weight" : "fp8.cast_weight";
+    for (std::int64_t l = 0; l < s.model.layers; ++l) {
+      c.fp8_names.cast_weight.push_back(g.intern(fmt::format("L{}.{}", l, cast)));
+      c.fp8_names.amax_weight.push_back(g.intern(fmt::format("L{}.fp8.amax_weight", l)));
+    }
+    c.fp8_names.amax_update = g.intern("fp8.amax_update");
+  }
   c.reduction_names = {.grad_bucket = g.intern("dp.grad_bucket"),
                        .param_gather = g.intern("dp.param_gather"),
                        .embedding_grad = g.intern("pp.embedding_grad_allreduce"),

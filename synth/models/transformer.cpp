@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/models/transformer.h"
 
+#include "synth/models/fp8.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth::models {
@@ -92,11 +93,11 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
   return ctx;
 }
 
-TensorId attention(Graph& g, const Scenario& s, TensorId x) {
+TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
   TensorId wqkv = g.weight("attn.qkv.weight", sharded("hq", 'q', Axis::kTP), dt);
-  TensorId qkv = g.einsum("attn.qkv", "bsh,hq->bsq", ln, wqkv);
+  TensorId qkv = linear(g, fp8, "attn.qkv", "bsh,hq->bsq", ln, wqkv);
   Layout lq = sharded("bsad", 'a', Axis::kTP).sharded('b', Axis::kDP);
   // Keys and values have kv_heads heads ('g'); with plain multi-head attention that is 'a'.
   char kvh = s.model.kv_heads == s.model.heads ? 'a' : 'g';
@@ -104,21 +105,21 @@ TensorId attention(Graph& g, const Scenario& s, TensorId x) {
   auto parts = g.split("attn.split_qkv", qkv, {lq, lkv, lkv});
   TensorId ctx = attention_core(g, s, parts[0], parts[1], parts[2]);
   TensorId wo = g.weight("attn.proj.weight", sharded("adh", 'a', Axis::kTP), dt);
-  TensorId o = g.einsum("attn.proj", "bsad,adh->bsh", ctx, wo);
+  TensorId o = linear(g, fp8, "attn.proj", "bsad,adh->bsh", ctx, wo);
   return g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0);
 }
 
-TensorId mlp(Graph& g, const Scenario& s, TensorId x) {
+TensorId mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "mlp.norm", x);
   // SwiGLU's fc1 produces gate and up projections (e = 2f); GeLU's produces f directly.
   bool gelu = s.model.activation == Activation::kGelu;
   char e = gelu ? 'f' : 'e';
   TensorId w1 = g.weight("mlp.fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
-  TensorId h1 = g.einsum("mlp.fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
+  TensorId h1 = linear(g, fp8, "mlp.fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
   TensorId act = gelu ? g.unary(OpKind::kGelu, "mlp.gelu", h1) : g.swiglu("mlp.swiglu", h1, 'f');
   TensorId w2 = g.weight("mlp.fc2.weight", sharded("fh", 'f', Axis::kTP), dt);
-  TensorId h2 = g.einsum("mlp.fc2", "bsf,fh->bsh", act, w2);
+  TensorId h2 = linear(g, fp8, "mlp.fc2", "bsf,fh->bsh", act, w2);
   return g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0);
 }
 
@@ -133,7 +134,7 @@ double bias_params(const Scenario& s) {
 }
 
 Block make_embed(const Scenario& s) {
-  Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
   Graph& g = b.graph;
   Layout ids_layout("bs");
   ids_layout.sharded('b', Axis::kDP);
@@ -150,7 +151,7 @@ Block make_embed(const Scenario& s) {
 }
 
 Block make_head(const Scenario& s) {
-  Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
   TensorId xn = norm(g, s, "final_norm", x);
@@ -179,13 +180,18 @@ void finish_block(Block& b, bool backward) {
 }
 
 Block make_layer(const Scenario& s, bool backward) {
-  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0};
+  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
-  TensorId y = mlp(g, s, attention(g, s, x));
+  // The decoder layer's four linear layers run in FP8 under training.fp8; the embedding, the
+  // attention core, norms and the LM head stay in bf16 (docs/fp8.md).
+  const Fp8Plan fp8 = fp8_plan(s);
+  TensorId y = mlp(g, s, fp8, attention(g, s, fp8, x));
   b.inputs = {x};
   b.outputs = {y};
   b.params = weight_params(g) + bias_params(s);
+  b.fp8_weight_elements = fp8_weight_elements(g);
+  b.fp8_gemms = fp8_gemms(g);
   finish_block(b, backward);
   return b;
 }

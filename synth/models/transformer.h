@@ -20,7 +20,9 @@ struct Block {
   std::vector<stg::TensorId> inputs;   // activations flowing in (empty for the embedding)
   std::vector<stg::TensorId> outputs;  // activations flowing out (empty for the head)
   stg::BackwardResult backward;
-  double params = 0.0;  // parameters held by one rank (biases included)
+  double params = 0.0;               // parameters held by one rank (biases included)
+  double fp8_weight_elements = 0.0;  // of those, the weights FP8 GEMMs read (docs/fp8.md)
+  int fp8_gemms = 0;                 // FP8 GEMMs of the forward pass
 };
 
 struct Blocks {

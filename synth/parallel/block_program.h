@@ -39,6 +39,8 @@ struct BlockProgram {
   std::int64_t in_grad_bytes = 0;       // the input gradient (a pipeline message)
   std::vector<std::int32_t> wgrad_ops;  // ops whose end makes weight gradients final
   double params = 0.0;                  // per rank
+  double fp8_weight_elements = 0.0;     // per rank: the weights FP8 GEMMs read
+  int fp8_gemms = 0;                    // FP8 GEMMs per forward pass
   double saved_bytes = 0.0;             // activations kept from forward for backward
   double model_flops = 0.0;             // per microbatch, per rank (MFU convention)
   double hardware_flops = 0.0;          // per microbatch, per rank, including recompute

@@ -159,7 +159,7 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   n.bytes = op.bytes;
   n.gemm = op.gemm;
   n.op = op.cls;
-  n.dtype = g_.tensor(op.out[0]).dtype;
+  n.dtype = op.fp8 ? base::DType::kFP8 : g_.tensor(op.out[0]).dtype;  // FP8 GEMMs: the rate
   n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;
   p.model_flops = op.model_flops;
   if (op.kind == OpKind::kCollective) {
@@ -263,6 +263,8 @@ BlockProgram Lowering::run() {
   BlockProgram prog;
   prog.name = b_.name;
   prog.params = b_.params;
+  prog.fp8_weight_elements = b_.fp8_weight_elements;
+  prog.fp8_gemms = b_.fp8_gemms;
   OpId first_bwd = b_.backward.first_op;
   for (OpId o = 0; o < first_bwd; ++o) {
     emit(o, false);

@@ -16,10 +16,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kTrainingKeys = {
-    "seq_len",   "global_batch", "micro_batch",
-    "precision", "recompute",    "distributed_optimizer",
-    "attention", "grad_bucket",  "overlap_grad_reduce"};
+constexpr std::array<std::string_view, 10> kTrainingKeys = {
+    "seq_len",   "global_batch", "micro_batch",           "precision",           "fp8_recipe",
+    "recompute", "attention",    "distributed_optimizer", "overlap_grad_reduce", "grad_bucket"};
 constexpr std::array<std::string_view, 8> kParallelKeys = {
     "tp", "pp", "dp", "sp", "order", "stage_layers", "first_stage_layers", "last_stage_layers"};
 
@@ -97,6 +96,29 @@ std::vector<Axis> read_order(const YamlNode& n) {
   return out;
 }
 
+// `precision` and `fp8_recipe`. FP8 keeps bf16 tensors (the linear GEMMs run in FP8); the
+// recipe defaults to delayed scaling, Transformer Engine's and Megatron-Core's default.
+void read_precision(const YamlNode& n, TrainingConfig& t) {
+  constexpr std::array<std::string_view, 3> kPrec = {"bf16", "fp16", "fp8"};
+  constexpr std::array<std::string_view, 3> kRecipes = {"delayed", "tensorwise", "blockwise"};
+  std::string prec = "bf16";
+  if (auto v = n.find("precision")) {
+    prec = v->as_choice(kPrec);
+  }
+  t.precision = prec == "fp16" ? base::DType::kFP16 : base::DType::kBF16;
+  t.fp8 = prec == "fp8" ? Fp8Recipe::kDelayed : Fp8Recipe::kNone;
+  if (auto v = n.find("fp8_recipe")) {
+    std::string r = v->as_choice(kRecipes);
+    if (prec != "fp8") {
+      v->fail(fmt::format("a scaling recipe needs precision: fp8 (precision is {})", prec),
+              "set precision: fp8, or remove fp8_recipe");
+    }
+    t.fp8 = r == "delayed"      ? Fp8Recipe::kDelayed
+            : r == "tensorwise" ? Fp8Recipe::kTensorwise
+                                : Fp8Recipe::kBlockwise;
+  }
+}
+
 }  // namespace
 
 void read_data(const YamlNode& n, DataConfig& d) {
@@ -128,12 +150,9 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
   t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
   t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
-  constexpr std::array<std::string_view, 2> kPrec = {"bf16", "fp16"};
   constexpr std::array<std::string_view, 3> kRecompute = {"none", "selective", "full"};
   constexpr std::array<std::string_view, 2> kAttention = {"flash", "unfused"};
-  if (auto v = n.find("precision")) {
-    t.precision = v->as_choice(kPrec) == "bf16" ? base::DType::kBF16 : base::DType::kFP16;
-  }
+  read_precision(n, t);
   if (auto v = n.find("recompute")) {
     std::string r = v->as_choice(kRecompute);
     t.recompute = r == "none"        ? Recompute::kNone

@@ -48,4 +48,18 @@ std::string_view recompute_name(Recompute r) {
   return "?";
 }
 
+std::string_view fp8_recipe_name(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kNone:
+      return "none";
+    case Fp8Recipe::kDelayed:
+      return "delayed";
+    case Fp8Recipe::kTensorwise:
+      return "tensorwise";
+    case Fp8Recipe::kBlockwise:
+      return "blockwise";
+  }
+  return "?";
+}
+
 }  // namespace tessera::synth

@@ -20,6 +20,11 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
+// FP8 training's scaling recipe (Transformer Engine; docs/fp8.md). kNone: no FP8 GEMMs.
+// kDelayed: per-tensor scales from an amax history (TE's and Megatron-Core's default);
+// kTensorwise: per-tensor scales from the current amax (an extra pass before each cast);
+// kBlockwise: 1x128 activation/gradient tiles and 128x128 weight blocks (DeepSeek-V3).
+enum class Fp8Recipe : unsigned char { kNone, kDelayed, kTensorwise, kBlockwise };
 // A pipeline schedule (skeleton), named by its key in the schedule registry
 // (synth/schedule/skeletons/: one file per schedule). The set is open: a schedule registered
 // there is a kind, without a change here. The constants below only name the built-in ones for
@@ -70,7 +75,10 @@ struct TrainingConfig {
   std::int64_t seq_len = 0;
   std::int64_t global_batch = 0;  // sequences per step
   std::int64_t micro_batch = 0;
+  // The activations', weights' and gradients' type; `precision: fp8` keeps bf16 here and sets
+  // fp8 (the linear layers' GEMMs then run in FP8, docs/fp8.md).
   base::DType precision = base::DType::kBF16;
+  Fp8Recipe fp8 = Fp8Recipe::kNone;
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;
   AttentionKernel attention = AttentionKernel::kFlash;
@@ -198,6 +206,7 @@ std::string_view schedule_name(ScheduleKind k);
 std::optional<ScheduleKind> schedule_kind(std::string_view name);  // nullopt: not a skeleton
 std::string schedule_label(const ScheduleConfig& cfg);             // "1f1b", "interleaved (v=2)"
 std::string_view recompute_name(Recompute r);
+std::string_view fp8_recipe_name(Fp8Recipe r);  // "none", "delayed", "tensorwise", "blockwise"
 std::string_view owner_mode_name(OwnerMode m);  // "round_robin", "min", "greedy"
 
 }  // namespace tessera::synth

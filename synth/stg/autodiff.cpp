@@ -30,6 +30,7 @@ class Autodiff {
   TensorId combine(TensorId t);
   void backward_of(OpId id);
   void einsum_backward(const Op& op, TensorId dy);
+  void fp8_einsum_backward(const Op& op, TensorId dy);
   TensorId saved_input(TensorId t);
   TensorId kernel(const std::string& name, OpClass cls, std::vector<TensorId> in, Layout out,
                   DType dt, double flops_per_out, double extra_bytes = 0.0);
@@ -106,7 +107,32 @@ TensorId Autodiff::saved_input(TensorId t) {
   return t;
 }
 
+// An FP8 linear layer (docs/fp8.md): the output gradient is quantized (E5M2; with its
+// column-wise copy where the weight gradient needs one), then dgrad and wgrad run in FP8,
+// wgrad reading the forward input's column-wise copy.
+void Autodiff::fp8_einsum_backward(const Op& op, TensorId dy) {
+  EinsumSpec s = parse_einsum(op.spec);
+  const DType out = g_.tensor(dy).dtype;
+  TensorId amax = op.fp8_grad_amax ? g_.fp8_amax(op.name + ".fp8.amax_grad", dy) : -1;
+  const char* cast = op.fp8_grad.columnwise ? ".fp8.cast_transpose_grad" : ".fp8.cast_grad";
+  auto [dy8, dy8_col] = g_.fp8_cast(op.name + cast, dy, op.fp8_grad, amax);
+  TensorId a = op.in[0];
+  TensorId b = op.in[1];
+  if (!g_.tensor(a).weight && !is_data(a)) {
+    contribute(a, g_.einsum_fp8(op.name + ".dgrad", s.c + "," + s.b + "->" + s.a, dy8, b, out));
+  }
+  // The saved copy is the quantized shard: gathered again like a bf16 input (saved_input).
+  TensorId a_saved = op.fp8_col >= 0 ? g_.convert(op.fp8_col, g_.tensor(a).layout, Phase::kBackward)
+                                     : saved_input(a);
+  contribute(
+      b, g_.einsum_fp8(op.name + ".wgrad", s.a + "," + s.c + "->" + s.b, a_saved, dy8_col, out));
+}
+
 void Autodiff::einsum_backward(const Op& op, TensorId dy) {
+  if (op.fp8) {
+    fp8_einsum_backward(op, dy);
+    return;
+  }
   EinsumSpec s = parse_einsum(op.spec);
   TensorId a = op.in[0];
   TensorId b = op.in[1];
@@ -184,6 +210,9 @@ void Autodiff::backward_of(OpId id) {
     case OpKind::kAdd:
       contribute(op.in[0], dy);
       contribute(op.in[1], dy);
+      break;
+    case OpKind::kFp8Cast:  // straight through: the GEMMs' gradients are already bf16
+      contribute(op.in[0], dy);
       break;
     case OpKind::kExpand:
       contribute(op.in[0],

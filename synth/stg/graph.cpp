@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "base/error.h"
 
 namespace tessera::synth::stg {
@@ -206,33 +208,22 @@ Layout without_partial(Layout l) {
 }  // namespace
 
 TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b) {
-  EinsumSpec s = parse_einsum(spec);
-  check_labels(a, s.a, name);
-  check_labels(b, s.b, name);
-  bool anchor_is_b = tensor(b).weight && !tensor(a).weight;
-  TensorId anchor = anchor_is_b ? b : a;
-  TensorId other = anchor_is_b ? a : b;
-  anchor = convert(anchor, without_partial(tensor(anchor).layout), phase_);
-  other = convert(other, required_layout(tensor(other).layout, tensor(anchor).layout), phase_);
-  a = anchor_is_b ? other : anchor;
-  b = anchor_is_b ? anchor : other;
-  Layout out = einsum_output(spec, tensor(a).layout, tensor(b).layout);
-  DType dt = tensor(a).weight ? tensor(b).dtype : tensor(a).dtype;
-  TensorId y = new_tensor(name, out, dt);
-  Op op;
-  op.kind = OpKind::kEinsum;
-  op.name = name;
-  op.in = {a, b};
-  op.out = {y};
-  op.phase = phase_;
-  op.spec = spec;
-  op.cls = OpClass::kGemm;
+  return einsum_impl(name, spec, a, b, std::nullopt);
+}
+
+TensorId Graph::einsum_fp8(const std::string& name, const std::string& spec, TensorId a, TensorId b,
+                           DType out) {
+  return einsum_impl(name, spec, a, b, out);
+}
+
+// The (batched) GEMM shape of an einsum from the operands' local sizes; `all` gets the
+// product of every label's size (FLOPs / 2).
+graph::GemmDims Graph::einsum_dims(const EinsumSpec& s, TensorId a, TensorId b, double& all) const {
   auto size = [&](char l) {
     const Layout& la = tensor(a).layout;
     return la.find(l) >= 0 ? local_size(l, la.axis_of(l), sym_)
                            : local_size(l, tensor(b).layout.axis_of(l), sym_);
   };
-  double all = 1.0;
   graph::GemmDims g{1, 1, 1, 1};
   std::string seen;
   for (char l : s.a + s.b) {
@@ -247,10 +238,43 @@ TensorId Graph::einsum(const std::string& name, const std::string& spec, TensorI
     bool in_c = s.c.find(l) != std::string::npos;
     (in_a && in_b && in_c ? g.batch : in_a && in_b ? g.k : in_a ? g.m : g.n) *= n;
   }
+  return g;
+}
+
+// `fp8_out`: an FP8 GEMM writing that type; nullopt: a GEMM in its operands' type.
+TensorId Graph::einsum_impl(const std::string& name, const std::string& spec, TensorId a,
+                            TensorId b, std::optional<DType> fp8_out) {
+  EinsumSpec s = parse_einsum(spec);
+  check_labels(a, s.a, name);
+  check_labels(b, s.b, name);
+  bool anchor_is_b = tensor(b).weight && !tensor(a).weight;
+  TensorId anchor = anchor_is_b ? b : a;
+  TensorId other = anchor_is_b ? a : b;
+  anchor = convert(anchor, without_partial(tensor(anchor).layout), phase_);
+  other = convert(other, required_layout(tensor(other).layout, tensor(anchor).layout), phase_);
+  a = anchor_is_b ? other : anchor;
+  b = anchor_is_b ? anchor : other;
+  Layout out = einsum_output(spec, tensor(a).layout, tensor(b).layout);
+  DType dt = fp8_out ? *fp8_out : tensor(a).weight ? tensor(b).dtype : tensor(a).dtype;
+  TensorId y = new_tensor(name, out, dt);
+  Op op;
+  op.kind = OpKind::kEinsum;
+  op.name = name;
+  op.in = {a, b};
+  op.out = {y};
+  op.phase = phase_;
+  op.spec = spec;
+  op.cls = OpClass::kGemm;
+  double all = 1.0;
+  op.gemm = einsum_dims(s, a, b, all);
   op.flops = 2.0 * all;
   op.model_flops = op.flops;
-  op.gemm = g;
-  op.bytes = static_cast<double>(bytes_of(a) + bytes_of(b) + bytes_of(y));
+  // An FP8 GEMM reads its weight through the weight's FP8 copy: one byte per element.
+  auto read = [&](TensorId t) {
+    return fp8_out && tensor(t).weight ? elements_of(t) : bytes_of(t);
+  };
+  op.bytes = static_cast<double>(read(a) + read(b) + bytes_of(y));
+  op.fp8 = fp8_out.has_value();
   append(std::move(op));
   return y;
 }

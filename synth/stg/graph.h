@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ enum class OpKind : unsigned char {
   kSplit,
   kExpand,
   kCollective,
+  kFp8Cast,   // quantization to FP8 (docs/fp8.md); its gradient passes straight through
+  kFp8Amax,   // an amax pass (current scaling) or an amax-history and scale update
   kGradient,  // kGradient: backward kernels
 };
 
@@ -45,6 +48,13 @@ struct Tensor {
   bool weight_grad = false;  // the gradient of a parameter (accumulated in static memory)
   TensorId alias_of = -1;    // shares storage with this tensor (views, in-place collectives)
   OpId producer = -1;
+};
+
+// What one FP8 quantization writes besides the row-wise copy: a column-wise (transposed) copy
+// when the backward GEMMs need one, and the scales, in bytes per element of each copy.
+struct Fp8CastSpec {
+  bool columnwise = false;
+  double scale_bytes_per_element = 0.0;
 };
 
 struct Op {
@@ -66,7 +76,17 @@ struct Op {
   std::string spec;             // einsum "ab,bc->ac"
   bool causal = false;          // attention masking
   bool attention_core = false;  // recomputed under selective recompute
+  // FP8 linear layers: the GEMM runs in FP8 (its node carries fp8), and the weight gradient
+  // reads `fp8_col`, the forward input's column-wise FP8 copy (docs/fp8.md).
+  // The backward quantizes the output gradient with `fp8_grad` (after an amax pass when
+  // `fp8_grad_amax`: current scaling).
+  bool fp8 = false;
+  TensorId fp8_col = -1;
+  Fp8CastSpec fp8_grad;
+  bool fp8_grad_amax = false;
 };
+
+struct EinsumSpec;
 
 class Graph {
  public:
@@ -102,6 +122,17 @@ class Graph {
   std::vector<TensorId> split(const std::string& name, TensorId x,
                               const std::vector<Layout>& parts);
   TensorId expand(const std::string& name, TensorId x, Layout out);
+  // FP8 GEMM: a and b are read as FP8 (weights through their FP8 copy, 1 byte per element),
+  // the output is `out` (bf16); the op is marked fp8.
+  TensorId einsum_fp8(const std::string& name, const std::string& spec, TensorId a, TensorId b,
+                      DType out);
+  // Quantizes x to FP8: reads x, writes the row-wise copy (returned first) and, with
+  // spec.columnwise, a column-wise copy (second; else the row-wise one again). `amax`, when
+  // given, is a current-scaling amax the kernel waits for.
+  std::pair<TensorId, TensorId> fp8_cast(const std::string& name, TensorId x, Fp8CastSpec spec,
+                                         TensorId amax = -1);
+  // An amax pass over x (current scaling): reads x, writes one fp32 value.
+  TensorId fp8_amax(const std::string& name, TensorId x);
 
   // The matcher: returns `x` in layout `target`, inserting collectives (and free local
   // slices) as needed. Identity when the layouts already agree.
@@ -116,6 +147,9 @@ class Graph {
 
  private:
   TensorId collective(TensorId x, graph::CollType type, std::uint8_t axis, Layout out);
+  TensorId einsum_impl(const std::string& name, const std::string& spec, TensorId a, TensorId b,
+                       std::optional<DType> fp8_out);
+  graph::GemmDims einsum_dims(const EinsumSpec& s, TensorId a, TensorId b, double& all) const;
   // An op in the current phase whose HBM traffic is the bytes of its operands and results.
   Op streaming_op(OpKind kind, const std::string& name, std::vector<TensorId> in,
                   std::vector<TensorId> out, graph::OpClass cls, double flops) const;

@@ -129,6 +129,24 @@ TEST(HwProfile, MissingFileNamesThePath) {
             "/nonexistent/x.yaml: error: cannot open file");
 }
 
+// fp8_transpose goes with an fp8 peak: Hopper parts need transposed FP8 copies, Blackwell not.
+TEST(HwProfile, Fp8TransposeIsGivenExactlyWithAnFp8Peak) {
+  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm"}) {
+    EXPECT_TRUE(load_profile(name).fp8_transpose) << name;
+  }
+  for (const char* name : {"b200", "gb200", "a100-sxm-80gb"}) {
+    EXPECT_FALSE(load_profile(name).fp8_transpose) << name;
+  }
+  EXPECT_EQ(
+      load_error(with("  fp32: \"10 TFLOP/s\"", "  fp32: \"10 TFLOP/s\"\n  fp8: \"200 TFLOP/s\"")),
+      "bad.yaml:6:8: error: 'peak.fp8': a part with an fp8 peak needs the key "
+      "'fp8_transpose' (true: FP8 GEMMs read both operands K-major only, as on Hopper; "
+      "false: either layout, as on Blackwell)");
+  EXPECT_EQ(load_error(with("devices_per_node: 8", "devices_per_node: 8\nfp8_transpose: true")),
+            "bad.yaml:21:16: error: 'fp8_transpose': this describes FP8 GEMMs, but the part has "
+            "no peak.fp8");
+}
+
 TEST(HwProfile, TheValidFixtureLoads) {
   Profile p = profile_from_yaml(YamlNode::load_string(kValid, "bad.yaml"), "bad");
   EXPECT_DOUBLE_EQ(p.scale_out.bandwidth, 50e9);
@@ -141,7 +159,7 @@ TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
             "bad.yaml:19:1: error: unknown key 'kernel_lanch'; did you mean 'kernel_launch'? "
             "(valid keys: name, description, peak, vector_flops, hbm, gemm, "
             "attention_fraction, kernel_launch, devices_per_node, scale_up, scale_out, "
-            "collective)");
+            "collective, fp8_transpose)");
   EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
             "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
             "(valid keys: bf16, fp16, fp32, fp8)");

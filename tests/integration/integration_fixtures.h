@@ -134,6 +134,18 @@ inline std::vector<Case> cases() {
   uneven_dpv.model.layers = 9;
   uneven_dpv.parallel.stage_layers = {2, 1, 1, 1, 1, 1, 1, 1};
   out.push_back({"pp4_uneven_dualpipev", uneven_dpv});
+  // FP8 training (docs/fp8.md): delayed scaling with SP on Hopper (transposed copies,
+  // FP8 all-gathers), current scaling on Blackwell, blockwise under ZB-H1's split backward.
+  synth::Scenario fp8 = sp;
+  fp8.training.fp8 = synth::Fp8Recipe::kDelayed;
+  out.push_back({"tp2_dp4_sp_fp8_delayed", fp8});
+  synth::Scenario fp8_b200 = tiny_like();
+  fp8_b200.training.fp8 = synth::Fp8Recipe::kTensorwise;
+  fp8_b200.cluster.hardware = "b200";
+  out.push_back({"tiny_fp8_tensorwise_b200", fp8_b200});
+  synth::Scenario fp8_zb = zb;
+  fp8_zb.training.fp8 = synth::Fp8Recipe::kBlockwise;
+  out.push_back({"tp2_pp4_zb_h1_fp8_blockwise", fp8_zb});
   for (const Case& c : out) {
     synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
   }

@@ -110,8 +110,6 @@ TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
       {"parallelism.cp=2", "`parallelism.cp` (context parallelism) is not modelled yet"},
       {"parallelism.zero=3", "`parallelism.zero` (ZeRO sharding) is not modelled yet"},
       {"training.zero=1", "`training.zero` (ZeRO sharding) is not modelled yet"},
-      {"training.precision=fp8", "`training.precision: fp8` (FP8 training) is not modelled yet"},
-      {"training.fp8_recipe=delayed", "`training.fp8_recipe` (FP8 training) is not modelled yet"},
       {"training.cuda_graphs=true",
        "`training.cuda_graphs` (CUDA graph capture) is not modelled yet"},
   };

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The FP8 nodes that are not ops of a block program (docs/fp8.md): each layer's weights are
+// quantized once per step, before the layer's first forward (Transformer Engine caches the FP8
+// weights over the microbatches, refreshed on the first one); with delayed scaling, every
+// fp8_autocast region (Megatron-Core: the chunk's transformer block) ends its forward and its
+// backward with one fused amax-history and scale update. Both wait for the activation the
+// layer (or chunk) works on, as they run inside its forward; the compute stream runs them in
+// order before the GEMMs that read their results.
+#include "synth/build/stage_builder.h"
+#include "synth/models/fp8.h"
+
+namespace tessera::synth::detail {
+
+namespace {
+
+Node fp8_node(std::uint32_t name, double bytes, std::int32_t mb, std::int32_t layer,
+              graph::Phase phase) {  // NOLINT(bugprone-easily-swappable-parameters)
+  Node n;
+  n.kind = graph::NodeKind::kCompute;
+  n.op = graph::OpClass::kCopy;
+  n.bytes = bytes;
+  n.name = name;
+  n.microbatch = mb;
+  n.layer = layer;
+  n.phase = phase;
+  n.dtype = base::DType::kFP8;
+  return n;
+}
+
+}  // namespace
+
+void StageBuilder::fp8_weight_cast(const StageBlock& b, std::int32_t mb, NodeId input) {
+  const models::Fp8Plan& plan = c_.fp8;
+  const double w = b.prog->fp8_weight_elements;
+  if (!plan.on() || w <= 0.0 || b.layer < 0) {
+    return;
+  }
+  const auto l = static_cast<std::size_t>(b.layer);
+  if (plan.current_scaling()) {  // the weights' amax before their cast
+    add_after(fp8_node(c_.fp8_names.amax_weight[l], 2.0 * w, mb, b.layer, graph::Phase::kForward),
+              input);
+  }
+  models::Fp8Plan no_amax = plan;  // the amax pass is its own node
+  no_amax.recipe = plan.recipe == Fp8Recipe::kTensorwise ? Fp8Recipe::kDelayed : plan.recipe;
+  add_after(fp8_node(c_.fp8_names.cast_weight[l], models::fp8_weight_cast_bytes(no_amax, w), mb,
+                     b.layer, graph::Phase::kForward),
+            input);
+}
+
+NodeId StageBuilder::add_after(const Node& n, NodeId dep) {
+  return dep == kNone ? g_.add(n) : g_.add(n, {dep});
+}
+
+void StageBuilder::fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::Phase phase,
+                                   NodeId after) {
+  if (c_.fp8.recipe != Fp8Recipe::kDelayed) {
+    return;
+  }
+  int gemms = 0;
+  for (const StageBlock& b : chunks_[static_cast<std::size_t>(chunk)]) {
+    gemms += b.prog->fp8_gemms;
+  }
+  if (gemms == 0) {
+    return;
+  }
+  // Read and write every quantizer's amax history and scale.
+  double bytes = 2.0 * c_.fp8.meta_bytes_per_gemm() * gemms;
+  add_after(fp8_node(c_.fp8_names.amax_update, bytes, mb, -1, phase), after);
+}
+
+double StageBuilder::fp8_static_bytes() const {
+  double weights = 0.0;
+  int gemms = 0;
+  for (const StageBlock& b : blocks_) {
+    weights += b.prog->fp8_weight_elements;
+    gemms += b.prog->fp8_gemms;
+  }
+  return models::fp8_static_bytes(c_.fp8, weights, gemms);
+}
+
+}  // namespace tessera::synth::detail

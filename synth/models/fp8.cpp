@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "synth/models/fp8.h"
+
+namespace tessera::synth::models {
+
+using stg::TensorId;
+
+namespace {
+
+constexpr double kTile = 128.0;      // blockwise: 1x128 activation tiles, 128x128 weights
+constexpr double kScaleBytes = 4.0;  // fp32 scales
+constexpr double kQuantizersPerGemm = 5.0;
+constexpr double kHistoryLength = 1.0;  // Megatron-Core's fp8_amax_history_len default
+
+}  // namespace
+
+stg::Fp8CastSpec Fp8Plan::activation() const {
+  bool block = recipe == Fp8Recipe::kBlockwise;
+  return {transpose || block, block ? kScaleBytes / kTile : 0.0};
+}
+
+double Fp8Plan::weight_scale_bytes() const {
+  return recipe == Fp8Recipe::kBlockwise ? kScaleBytes / (kTile * kTile) : 0.0;
+}
+
+double Fp8Plan::meta_bytes_per_gemm() const {
+  switch (recipe) {
+    case Fp8Recipe::kDelayed:
+      return kQuantizersPerGemm * (1.0 + kHistoryLength) * kScaleBytes;
+    case Fp8Recipe::kTensorwise:
+      return kQuantizersPerGemm * kScaleBytes;
+    case Fp8Recipe::kNone:
+    case Fp8Recipe::kBlockwise:  // the block scales are counted with the copies
+      return 0.0;
+  }
+  return 0.0;
+}
+
+Fp8Plan fp8_plan(const Scenario& s) {
+  Fp8Plan p;
+  p.recipe = s.training.fp8;
+  if (p.on()) {
+    p.transpose = hardware_profile(s).fp8_transpose;
+  }
+  return p;
+}
+
+TensorId linear(stg::Graph& g, const Fp8Plan& plan, const std::string& name,
+                const std::string& spec, TensorId x, TensorId w) {
+  if (!plan.on()) {
+    return g.einsum(name, spec, x, w);
+  }
+  const stg::Fp8CastSpec cast = plan.activation();
+  TensorId amax = plan.current_scaling() ? g.fp8_amax(name + ".fp8.amax", x) : -1;
+  auto [row, col] =
+      g.fp8_cast(name + (cast.columnwise ? ".fp8.cast_transpose" : ".fp8.cast"), x, cast, amax);
+  TensorId y = g.einsum_fp8(name, spec, row, w, g.tensor(x).dtype);
+  stg::Op& op = g.mutable_op(g.tensor(y).producer);
+  op.fp8_col = col;
+  op.fp8_grad = cast;
+  op.fp8_grad_amax = plan.current_scaling();
+  return y;
+}
+
+double fp8_weight_elements(const stg::Graph& g) {
+  double n = 0.0;
+  for (const stg::Op& op : g.ops()) {
+    if (op.fp8 && op.phase == graph::Phase::kForward && g.tensor(op.in[1]).weight) {
+      n += static_cast<double>(g.elements_of(op.in[1]));
+    }
+  }
+  return n;
+}
+
+int fp8_gemms(const stg::Graph& g) {
+  int n = 0;
+  for (const stg::Op& op : g.ops()) {
+    n += op.fp8 && op.phase == graph::Phase::kForward ? 1 : 0;
+  }
+  return n;
+}
+
+double fp8_static_bytes(const Fp8Plan& plan, double weight_elements, int gemms) {
+  if (!plan.on()) {
+    return 0.0;
+  }
+  return weight_elements * plan.weight_copies() * (1.0 + plan.weight_scale_bytes()) +
+         plan.meta_bytes_per_gemm() * gemms;
+}
+
+double fp8_weight_cast_bytes(const Fp8Plan& plan, double weight_elements) {
+  if (!plan.on()) {
+    return 0.0;
+  }
+  double read = 2.0 * weight_elements * (plan.current_scaling() ? 2.0 : 1.0);
+  return read + weight_elements * plan.weight_copies() * (1.0 + plan.weight_scale_bytes());
+}
+
+}  // namespace tessera::synth::models

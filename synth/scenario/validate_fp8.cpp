@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// FP8 training against the hardware: the part must have FP8 tensor cores (a peak.fp8).
+#include <fmt/format.h>
+
+#include "synth/scenario/validate_checks.h"
+
+namespace tessera::synth::detail {
+
+void check_fp8(const Scenario& s, Violations& out) {
+  if (s.training.fp8 == Fp8Recipe::kNone || !s.cluster.profile) {
+    return;
+  }
+  const hw::Profile& p = *s.cluster.profile;
+  if (p.peak(base::DType::kFP8) <= 0.0) {
+    out.push_back({"training.precision",
+                   fmt::format("precision: fp8 needs FP8 tensor cores, but hardware '{}' has no "
+                               "fp8 peak (peak.fp8 in its profile)",
+                               p.name),
+                   "use precision: bf16, or hardware with FP8 (h100-sxm, h200-sxm, h800-sxm, "
+                   "b200, gb200)"});
+  }
+}
+
+}  // namespace tessera::synth::detail
