@@ -44,10 +44,12 @@ struct StageBlock {
 // Interned names of the nodes that are not ops of a block program.
 struct P2PNames {
   std::uint32_t send_activation = 0, recv_activation = 0, send_grad = 0, recv_grad = 0;
+  std::uint32_t wait_sends = 0;  // blocking p2p: the next compute waits for the sends
 };
 struct ReductionNames {
   std::uint32_t grad_bucket = 0;     // data-parallel gradient buckets
   std::uint32_t param_gather = 0;    // distributed optimizer's parameter all-gather
+  std::uint32_t param_wait = 0;      // overlap_param_gather: a block's forward waits for it
   std::uint32_t embedding_grad = 0;  // tied embeddings: first + last stage
   std::uint32_t mirror_grad = 0;     // DualPipe: the two copies' gradients
 };
@@ -146,6 +148,11 @@ class StageBuilder {
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
   void gradient_reduction(double params);
+  // Overlap as the frameworks schedule it (overlap.cpp).
+  void hold_send(NodeId send);
+  void wait_sends(std::int32_t mb);
+  void param_gathers();
+  void wait_params(std::size_t k, std::int32_t mb);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;
@@ -183,6 +190,15 @@ class StageBuilder {
   std::size_t enc_end_ = 0;
   double enc_params_ = 0.0;           // this rank's encoder parameters
   std::vector<NodeId> enc_bwd_ends_;  // the last backward op of each image group
+  std::vector<NodeId> pending_sends_;    // blocking p2p: sends the next compute waits for
+  std::vector<NodeId> gather_of_block_;  // overlap_param_gather: per block, its all-gather
+  double gathered_params_ = 0.0;         // parameters those all-gathers bring
 };
+
+// Whether pipeline sends overlap the next compute (overlap.cpp).
+bool overlaps_p2p(const Scenario& s);
+// Gradient buckets over per-block parameter counts in model order (overlap.cpp).
+std::vector<std::pair<std::size_t, std::size_t>> grad_buckets(const std::vector<double>& params,
+                                                              double cap);
 
 }  // namespace tessera::synth::detail

@@ -273,10 +273,12 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.p2p_names = {.send_activation = g.intern("pp.send_activation"),
                  .recv_activation = g.intern("pp.recv_activation"),
                  .send_grad = g.intern("pp.send_grad"),
-                 .recv_grad = g.intern("pp.recv_grad")};
+                 .recv_grad = g.intern("pp.recv_grad"),
+                 .wait_sends = g.intern("pp.wait_sends")};
   c.optimizer_name = g.intern("optimizer.adam");
   c.reduction_names = {.grad_bucket = g.intern("dp.grad_bucket"),
                        .param_gather = g.intern("dp.param_gather"),
+                       .param_wait = g.intern("dp.param_wait"),
                        .embedding_grad = g.intern("pp.embedding_grad_allreduce"),
                        .mirror_grad = g.intern("pp.mirror_grad_allreduce")};
   make_groups(g, c);
