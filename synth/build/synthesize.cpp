@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "synth/build/stage_builder.h"
+#include "synth/parallel/tp_overlap.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
 #include "synth/schedule/pipeline_schedule.h"
@@ -26,9 +27,15 @@ StepPrograms build_programs(const Scenario& s) {
   models::Blocks b = models::build_blocks(s);
   // Megatron recomputes transformer layers only; embedding and head keep their activations.
   bool split = schedule::splits_backward(s.schedule.kind);
-  return {parallel::lower(b.embed, Recompute::kNone, split),
-          parallel::lower(b.layer, s.training.recompute, split),
-          parallel::lower(b.head, Recompute::kNone, split)};
+  StepPrograms p{parallel::lower(b.embed, Recompute::kNone, split),
+                 parallel::lower(b.layer, s.training.recompute, split),
+                 parallel::lower(b.head, Recompute::kNone, split)};
+  // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
+  // layer is a plain ColumnParallelLinear); they need sequence parallelism.
+  if (s.parallel.tp_comm_overlap && s.parallel.sp && s.parallel.tp > 1) {
+    parallel::overlap_tp_comm(p.layer, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
+  }
+  return p;
 }
 
 double grad_bucket_params(const Scenario& s) {
