@@ -145,7 +145,8 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .profile = &profile,
                         .record_timeline = options.record_timeline,
                         .recorded = {},
-                        .eager_sends = options.eager_sends};
+                        .eager_sends = options.eager_sends,
+                        .interference = options.effects.on("comm-interference")};
   TimelinePick pick;
   if (options.record_timeline) {
     pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);

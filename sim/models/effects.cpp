@@ -21,6 +21,10 @@ constexpr std::array kEffects{
     EffectInfo{"gemm-quantization",
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
                "the profile's max_fraction"},
+    EffectInfo{"comm-interference",
+               "compute kernels slow down while a collective is in flight on their device: "
+               "compute-bound ones lose the collective's SMs, memory-bound ones its HBM "
+               "bandwidth (sim/exec/interference.h)"},
 };
 
 bool known(std::string_view name) {
