@@ -27,12 +27,13 @@ void StageBuilder::hold_send(NodeId send) {
 }
 
 // A zero-time compute node that waits for the held sends: the compute stream runs in order,
-// so nothing computes past it before they are done.
-void StageBuilder::wait_sends(std::int32_t mb) {
+// so nothing computes past it before they are done. It belongs to no microbatch (it waits
+// for the previous task's messages, not for the next task's input).
+void StageBuilder::wait_sends() {
   if (pending_sends_.empty()) {
     return;
   }
-  marker(c_.p2p_names.wait_sends, mb, pending_sends_, 0, 0);
+  marker(c_.p2p_names.wait_sends, -1, pending_sends_, 0, 0);
   pending_sends_.clear();
 }
 
@@ -91,14 +92,15 @@ void StageBuilder::param_gathers() {
   }
 }
 
-// Before block `k`'s (index into blocks_) first forward: wait for its parameters.
-void StageBuilder::wait_params(std::size_t k, std::int32_t mb) {
+// Before block `k`'s (index into blocks_) first forward: wait for its parameters (a wait of
+// no microbatch, like wait_sends).
+void StageBuilder::wait_params(std::size_t k) {
   if (k >= gather_of_block_.size() || gather_of_block_[k] == kNone) {
     return;
   }
   const NodeId ag = gather_of_block_[k];
   std::replace(gather_of_block_.begin(), gather_of_block_.end(), ag, kNone);
-  marker(c_.reduction_names.param_wait, mb, {ag}, 0, 0);
+  marker(c_.reduction_names.param_wait, -1, {ag}, 0, 0);
 }
 
 }  // namespace tessera::synth::detail

@@ -124,7 +124,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
     fwd_input_[sl] = prev;
-    wait_params(offset_[static_cast<std::size_t>(chunk)] + k, mb);
+    wait_params(offset_[static_cast<std::size_t>(chunk)] + k);
     NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl,
                               offset_[static_cast<std::size_t>(chunk)] + k);
     fwd_base_[sl] = base;
@@ -354,7 +354,7 @@ RankGraph StageBuilder::build() {
 }
 
 void StageBuilder::run_body_task(const schedule::Task& t) {
-  wait_sends(t.microbatch);
+  wait_sends();
   switch (t.kind) {
     case schedule::Task::kForward:
       forward(t.microbatch, t.chunk);

@@ -150,9 +150,9 @@ class StageBuilder {
   void gradient_reduction(double params);
   // Overlap as the frameworks schedule it (overlap.cpp).
   void hold_send(NodeId send);
-  void wait_sends(std::int32_t mb);
+  void wait_sends();
   void param_gathers();
-  void wait_params(std::size_t k, std::int32_t mb);
+  void wait_params(std::size_t k);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;

@@ -32,7 +32,7 @@ StepPrograms build_programs(const Scenario& s) {
                  parallel::lower(b.head, Recompute::kNone, split)};
   // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
   // layer is a plain ColumnParallelLinear); they need sequence parallelism.
-  if (s.parallel.tp_comm_overlap && s.parallel.sp && s.parallel.tp > 1) {
+  if (s.parallel.overlaps_tp_comm()) {
     parallel::overlap_tp_comm(p.layer, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
   }
   return p;
