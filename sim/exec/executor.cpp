@@ -116,9 +116,9 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
 // whenever they change (change_load); its time by class is what it took.
 void Executor::start_kernel(std::uint32_t inst, graph::NodeId n, base::SimTime d) {
   InstanceState& s = instances_[inst];
-  const double rate = s.load.idle() ? 1.0
-                                    : interfered_rate(s.node(n), *setup_.profile,
-                                                      s.load.total(*setup_.profile));
+  const double rate =
+      s.load.idle() ? 1.0
+                    : interfered_rate(s.node(n), *setup_.profile, s.load.total(*setup_.profile));
   const base::SimTime end = s.kernels.start(n, d, rate, scheduler_.now());
   scheduler_.schedule(end, handler_id_, kNodeDone, pack(inst, n));
 }
@@ -153,8 +153,7 @@ void Executor::change_load(std::uint32_t inst, const graph::Node& coll, bool beg
   moved_.clear();
   s.kernels.rerate(
       scheduler_.now(),
-      [&](graph::NodeId k) { return idle ? 1.0 : interfered_rate(s.node(k), p, total); },
-      moved_);
+      [&](graph::NodeId k) { return idle ? 1.0 : interfered_rate(s.node(k), p, total); }, moved_);
   for (const RunningKernels::Moved& m : moved_) {
     scheduler_.schedule(m.end, handler_id_, kNodeDone, pack(inst, m.node));
   }

@@ -8,7 +8,7 @@ namespace tessera::exec {
 
 namespace {
 
-constexpr int kNcclChannels = 16;    // overheads.yaml nccl-sm-usage: NVLS on SM90
+constexpr int kNcclChannels = 16;     // overheads.yaml nccl-sm-usage: NVLS on SM90
 constexpr double kMaxHbmShare = 0.9;  // compute always keeps a little bandwidth
 
 bool one_node(const graph::Group& g, int per_node) {
@@ -93,8 +93,8 @@ base::SimTime RunningKernels::start(graph::NodeId n, base::SimTime d, double rat
 }
 
 bool RunningKernels::finish(graph::NodeId n, base::SimTime now, base::SimTime& started) {
-  auto it = std::find_if(kernels_.begin(), kernels_.end(),
-                         [&](const Kernel& k) { return k.node == n; });
+  auto it =
+      std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& k) { return k.node == n; });
   if (it == kernels_.end() || it->end != now) {
     return false;
   }

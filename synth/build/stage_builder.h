@@ -188,8 +188,8 @@ class StageBuilder {
   std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
   std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
   std::size_t enc_end_ = 0;
-  double enc_params_ = 0.0;           // this rank's encoder parameters
-  std::vector<NodeId> enc_bwd_ends_;  // the last backward op of each image group
+  double enc_params_ = 0.0;              // this rank's encoder parameters
+  std::vector<NodeId> enc_bwd_ends_;     // the last backward op of each image group
   std::vector<NodeId> pending_sends_;    // blocking p2p: sends the next compute waits for
   std::vector<NodeId> gather_of_block_;  // overlap_param_gather: per block, its all-gather
   double gathered_params_ = 0.0;         // parameters those all-gathers bring

@@ -9,9 +9,9 @@
 
 #include "base/error.h"
 #include "synth/build/stage_builder.h"
-#include "synth/parallel/tp_overlap.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
+#include "synth/parallel/tp_overlap.h"
 #include "synth/schedule/pipeline_schedule.h"
 #include "synth/schedule/transpose.h"
 

@@ -50,7 +50,8 @@ bool backward_input(const BlockProgram& p, const ProgOp& o) {
 
 Plan plan(const BlockProgram& p) {
   const auto n = static_cast<std::int32_t>(p.ops.size());
-  Plan pl{std::vector<std::int32_t>(p.ops.size(), kNo), std::vector<std::int32_t>(p.ops.size(), kNo),
+  Plan pl{std::vector<std::int32_t>(p.ops.size(), kNo),
+          std::vector<std::int32_t>(p.ops.size(), kNo),
           std::vector<std::int32_t>(p.ops.size(), kNo)};
   std::vector<char> gather_used(p.ops.size(), 0);
   for (std::int32_t i = 0; i < n; ++i) {

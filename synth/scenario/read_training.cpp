@@ -16,14 +16,26 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 11> kTrainingKeys = {
-    "seq_len",          "global_batch",        "micro_batch",
-    "precision",        "recompute",           "distributed_optimizer",
-    "attention",        "grad_bucket",         "overlap_grad_reduce",
-    "overlap_param_gather", "overlap_p2p_comm"};
-constexpr std::array<std::string_view, 9> kParallelKeys = {
-    "tp",           "pp", "dp", "sp", "order", "stage_layers", "first_stage_layers",
-    "last_stage_layers", "tp_comm_overlap"};
+constexpr std::array<std::string_view, 11> kTrainingKeys = {"seq_len",
+                                                            "global_batch",
+                                                            "micro_batch",
+                                                            "precision",
+                                                            "recompute",
+                                                            "distributed_optimizer",
+                                                            "attention",
+                                                            "grad_bucket",
+                                                            "overlap_grad_reduce",
+                                                            "overlap_param_gather",
+                                                            "overlap_p2p_comm"};
+constexpr std::array<std::string_view, 9> kParallelKeys = {"tp",
+                                                           "pp",
+                                                           "dp",
+                                                           "sp",
+                                                           "order",
+                                                           "stage_layers",
+                                                           "first_stage_layers",
+                                                           "last_stage_layers",
+                                                           "tp_comm_overlap"};
 
 // A fixed value ("4") or an inclusive range ("[0, 4]").
 IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {

@@ -92,12 +92,14 @@ struct ParallelConfig {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
-  bool sp = false;                                              // sequence parallel (needs tp > 1)
+  bool sp = false;  // sequence parallel (needs tp > 1)
   // Transformer Engine's userbuffers: the sequence-parallel all-gathers and reduce-scatters
   // pipelined in chunks with their GEMMs (Megatron --tp-comm-overlap, which needs sp);
   // unset: on wherever sp is (Megatron-Core's performance recipes).
   std::optional<bool> tp_comm_overlap;
-  [[nodiscard]] bool overlaps_tp_comm() const { return tp_comm_overlap.value_or(true) && sp && tp > 1; }
+  [[nodiscard]] bool overlaps_tp_comm() const {
+    return tp_comm_overlap.value_or(true) && sp && tp > 1;
+  }
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
   // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
   // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),

@@ -88,8 +88,8 @@ TEST(OverlapBuild, ParamGatherOverlapsTheNextForward) {
   const NodeId opt = named(g, r, "optimizer.adam").at(0);
   for (std::size_t i = 0; i < gathers.size(); ++i) {
     auto [b, e] = r.deps_of(gathers[i]);
-    EXPECT_EQ(b, e);                 // nothing of this step before it
-    EXPECT_LT(gathers[i], opt);      // not after the optimizer
+    EXPECT_EQ(b, e);             // nothing of this step before it
+    EXPECT_LT(gathers[i], opt);  // not after the optimizer
     EXPECT_EQ(r.deps_of(waits[i]).second - r.deps_of(waits[i]).first, 1);
     EXPECT_EQ(*r.deps_of(waits[i]).first, gathers[i]);  // in forward order
   }

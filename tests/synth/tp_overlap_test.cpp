@@ -78,11 +78,11 @@ TEST(TpOverlap, RingExchangeAllGatherEndsAtMaxOfGemmAndGatherPlusOneChunk) {
       // Chunk 0 is local; chunk k waits for k ring steps of C/(n-1): the last GEMM chunk
       // starts at max((n-1)T/n, C).
       EXPECT_NEAR(makespan(p, t, c), std::max(t, c + t / nd), 1e-9) << "n=" << n;
-      EXPECT_NEAR(makespan(program({tp_coll(graph::CollType::kAllGather, {kFwdInput}), gemm({0})},
-                                   2),
-                           t, c),
-                  t + c, 1e-9);  // without the rewrite: in sequence
-      EXPECT_EQ(p.fwd_out, 2);   // the block's output is the GEMM's last part
+      EXPECT_NEAR(
+          makespan(program({tp_coll(graph::CollType::kAllGather, {kFwdInput}), gemm({0})}, 2), t,
+                   c),
+          t + c, 1e-9);         // without the rewrite: in sequence
+      EXPECT_EQ(p.fwd_out, 2);  // the block's output is the GEMM's last part
       EXPECT_EQ(p.ops[1].node.gemm.m + p.ops[2].node.gemm.m, 4096);
     }
   }
@@ -90,8 +90,7 @@ TEST(TpOverlap, RingExchangeAllGatherEndsAtMaxOfGemmAndGatherPlusOneChunk) {
 
 TEST(TpOverlap, PipelinedReduceScatterEndsAtMaxPlusMinOverN) {
   for (auto [t, c] : {std::pair{10.0, 4.0}, {4.0, 10.0}, {6.0, 6.0}}) {
-    BlockProgram p =
-        program({gemm({kFwdInput}), tp_coll(graph::CollType::kReduceScatter, {0})}, 2);
+    BlockProgram p = program({gemm({kFwdInput}), tp_coll(graph::CollType::kReduceScatter, {0})}, 2);
     p.fwd_out = 1;
     ASSERT_EQ(overlap_tp_comm(p, {.ag_chunks = 2, .rs_chunks = 4}), 1);
     EXPECT_NEAR(makespan(p, t, c), std::max(t, c) + std::min(t, c) / 4.0, 1e-9);
@@ -120,8 +119,7 @@ TEST(TpOverlap, KeepsMemoryOnTheFirstAndLastParts) {
 // GEMM, not a pipeline: it stays as it is; so does an all-reduce (no sequence parallelism).
 TEST(TpOverlap, LeavesBulkOverlapsAndAllReducesAlone) {
   ProgOp fwd = gemm({kFwdInput});
-  BlockProgram p = program({fwd,
-                            tp_coll(graph::CollType::kAllGather, {0}, graph::Phase::kBackward),
+  BlockProgram p = program({fwd, tp_coll(graph::CollType::kAllGather, {0}, graph::Phase::kBackward),
                             gemm({1, kBwdInput}, graph::Phase::kBackward),
                             tp_coll(graph::CollType::kAllReduce, {2}, graph::Phase::kBackward)},
                            1);
@@ -147,7 +145,7 @@ TEST(TpOverlap, RewritesTheGradientGatherAndRemapsIndices) {
   EXPECT_EQ(p.w_begin, 5);
   EXPECT_EQ(p.bwd_out, 3);
   EXPECT_EQ(p.wgrad_ops, std::vector<std::int32_t>{4});
-  EXPECT_EQ(p.ops[4].deps, std::vector<std::int32_t>{1});  // the wgrad waits for the gather
+  EXPECT_EQ(p.ops[4].deps, std::vector<std::int32_t>{1});          // the wgrad waits for the gather
   EXPECT_EQ(p.ops[2].deps, std::vector<std::int32_t>{kBwdInput});  // the local chunk does not
 }
 

@@ -60,7 +60,8 @@ TEST(Interference, RunningKernelsAreRetimedFromTheChange) {
   RunningKernels k;
   EXPECT_EQ(k.start(7, 1000, 1.0, 0), 1000);
   std::vector<RunningKernels::Moved> moved;
-  k.rerate(200, [](graph::NodeId) { return 0.5; }, moved);  // 800 left at half speed
+  k.rerate(
+      200, [](graph::NodeId) { return 0.5; }, moved);  // 800 left at half speed
   ASSERT_EQ(moved.size(), 1U);
   EXPECT_EQ(moved[0].end, 1800);
   SimTime started = -1;
@@ -129,8 +130,7 @@ TEST(Interference, MemoryBoundKernelLosesTheHbmShare) {
   const sim::Span coll = span(on, graph::NodeKind::kCollective);
   const double c = base::to_seconds(coll.end - coll.start);
   const double r = 1.0 - 2.0 * 100e9 / 2e12;
-  EXPECT_NEAR(base::to_seconds(span(on, graph::NodeKind::kCompute).end), t + c * (1.0 - r),
-              1e-11);
+  EXPECT_NEAR(base::to_seconds(span(on, graph::NodeKind::kCompute).end), t + c * (1.0 - r), 1e-11);
 }
 
 }  // namespace
