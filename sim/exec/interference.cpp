@@ -22,9 +22,9 @@ bool one_node(const graph::Group& g, int per_node) {
 
 }  // namespace
 
-int collective_sms(const graph::Node& /*coll*/, const graph::Group& /*group*/,
+int collective_sms(const graph::Node& coll, const graph::Group& /*group*/,
                    const hw::Profile& /*p*/) {
-  return kNcclChannels;
+  return coll.comm_sms > 0 ? coll.comm_sms : kNcclChannels;
 }
 
 CollectiveLoad collective_load(const graph::Node& coll, const graph::Group& group,

@@ -21,10 +21,11 @@ struct CollectiveLoad {
 };
 
 // INTERFACE for the collective models (branch wt-coll counts channels per algorithm): the SMs
-// a collective occupies. Until they do, every collective is taken to run on NCCL's 16
-// channels, one CTA each: NVLS's default on SM90 (calibration/microbench/overheads.yaml
-// nccl-sm-usage, NVIDIA/nccl src/transport/nvls.cc); an estimate for rings, whose channel
-// count NCCL's topology search picks per system.
+// a collective occupies. The graph's comm_sms when its issuer chose them (TE's userbuffers);
+// otherwise, until the models count channels, NCCL's 16 channels, one CTA each: NVLS's
+// default on SM90 (calibration/microbench/overheads.yaml nccl-sm-usage, NVIDIA/nccl
+// src/transport/nvls.cc); an estimate for rings, whose channel count NCCL's topology search
+// picks per system.
 int collective_sms(const graph::Node& coll, const graph::Group& group, const hw::Profile& p);
 
 // The collective's load: its SMs, and its HBM traffic at the bandwidth of the slowest link

@@ -169,6 +169,7 @@ class Rewrite {
         }
       }
       split(i, (n - 1.0) / n, std::move(local), {remap(ag)});
+      out_[static_cast<std::size_t>(remap(ag))].node.comm_sms = cfg_.ag_sms;
       return true;
     }
     if (pl_.scatter_of[i] != kNo) {  // pipeline: the first chunk, then the rest
@@ -179,6 +180,8 @@ class Rewrite {
     if (std::int32_t g = pl_.gemm_of[i]; g != kNo) {
       const auto n = static_cast<double>(std::max<std::int64_t>(cfg_.rs_chunks, 2));
       split(i, (n - 1.0) / n, {first_[static_cast<std::size_t>(g)]}, {remap(g)});
+      out_[static_cast<std::size_t>(first_[i])].node.comm_sms = cfg_.rs_sms;
+      out_[static_cast<std::size_t>(last_[i])].node.comm_sms = cfg_.rs_sms;
       return false;
     }
     ProgOp c = o;

@@ -14,6 +14,10 @@ namespace tessera::synth::parallel {
 struct TpOverlapConfig {
   std::int64_t ag_chunks = 2;  // ring-exchange all-gather: one chunk per TP rank (TE: tp)
   std::int64_t rs_chunks = 4;  // pipelined reduce-scatter (TE's num_splits for "pipeline")
+  // SMs the userbuffers kernels run on (TE's defaults: num_sm 1 for the ring exchange, whose
+  // transfers are copy-engine puts, 16 for the pipeline).
+  std::int32_t ag_sms = 1;
+  std::int32_t rs_sms = 16;
 };
 
 // Rewrites `p` in place. Forward (and recomputed forward): all-gather -> GEMM as TE's ring

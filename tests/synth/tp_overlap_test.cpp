@@ -84,6 +84,7 @@ TEST(TpOverlap, RingExchangeAllGatherEndsAtMaxOfGemmAndGatherPlusOneChunk) {
           t + c, 1e-9);         // without the rewrite: in sequence
       EXPECT_EQ(p.fwd_out, 2);  // the block's output is the GEMM's last part
       EXPECT_EQ(p.ops[1].node.gemm.m + p.ops[2].node.gemm.m, 4096);
+      EXPECT_EQ(p.ops[0].node.comm_sms, 1);  // TE's ring exchange: copy-engine puts
     }
   }
 }
@@ -99,7 +100,9 @@ TEST(TpOverlap, PipelinedReduceScatterEndsAtMaxPlusMinOverN) {
     for (const ProgOp& o : p.ops) {
       bytes += o.node.kind == graph::NodeKind::kCollective ? o.node.bytes : 0.0;
     }
-    EXPECT_DOUBLE_EQ(bytes, 100.0);  // the collective's bytes are split, not duplicated
+    EXPECT_DOUBLE_EQ(bytes, 100.0);         // the collective's bytes are split, not duplicated
+    EXPECT_EQ(p.ops[2].node.comm_sms, 16);  // TE's pipeline kernels
+    EXPECT_EQ(p.ops[3].node.comm_sms, 16);
   }
 }
 

@@ -39,6 +39,8 @@ TEST(Interference, ComputeBoundKernelsLoseTheCollectiveSms) {
   ag.coll = graph::CollType::kAllGather;
   CollectiveLoad l = collective_load(ag, pair_group(0, 1), p);
   EXPECT_EQ(l.sms, 16);
+  ag.comm_sms = 1;  // an issuer's own choice (TE's ring exchange) wins
+  EXPECT_EQ(collective_load(ag, pair_group(0, 1), p).sms, 1);
   EXPECT_DOUBLE_EQ(interfered_rate(kernel(1e12, 1e6), p, l), (132.0 - 16.0) / 132.0);
 }
 
