@@ -99,6 +99,9 @@ struct Node {
   std::int32_t group = -1;  // collective: index into ExecGraph::groups
   std::int32_t peer = -1;   // send: destination rank; recv: source rank
   std::int64_t tag = -1;    // send/recv: matching key, equal on both sides
+  // Collectives: the SMs the issuer runs it on (TE's userbuffers choose theirs); 0: what the
+  // collective library takes (sim/exec/interference.h).
+  std::int32_t comm_sms = 0;
   std::int32_t microbatch = -1;
   std::int32_t layer = -1;
   NodeKind kind = NodeKind::kCompute;

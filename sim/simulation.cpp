@@ -147,7 +147,9 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .record_timeline = options.record_timeline,
                         .recorded = {},
                         .eager_sends = options.eager_sends,
-                        .tuner = tuner};
+                        .tuner = tuner,
+
+                        .interference = options.effects.on("comm-interference")};
   TimelinePick pick;
   if (options.record_timeline) {
     pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);

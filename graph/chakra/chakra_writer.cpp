@@ -186,6 +186,9 @@ void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
   if (n.fixed_duration >= 0) {
     add_attr(out, tattr::kDurationPs).set_int64_val(n.fixed_duration);
   }
+  if (n.comm_sms > 0) {
+    add_attr(out, tattr::kCommSms).set_int64_val(n.comm_sms);
+  }
   if (n.comm_alloc != 0 || n.comm_free != 0) {
     auto* comm = add_attr(out, tattr::kCommMemory).mutable_int64_list();
     comm->add_values(n.comm_alloc);

@@ -252,6 +252,9 @@ bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
   if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
     out.fixed_duration = *ps;
   }
+  if (auto sms = int_attr(c.t, n, tattr::kCommSms); sms && *sms > 0 && *sms < 1024) {
+    out.comm_sms = static_cast<std::int32_t>(*sms);
+  }
   apply_comm_memory(c, n, out);
   return exact_bytes;
 }

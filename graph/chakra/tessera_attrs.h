@@ -25,6 +25,7 @@ inline constexpr const char* kBytes = "tessera.bytes";  // double (Node::bytes)
 // [comm_alloc, comm_free] where either is nonzero: the communication-buffer part of memory.
 inline constexpr const char* kCommMemory = "tessera.comm_memory";  // int64 list
 inline constexpr const char* kDurationPs = "tessera.duration_ps";  // int64, fixed_duration
+inline constexpr const char* kCommSms = "tessera.comm_sms";        // int64, Node::comm_sms > 0
 inline constexpr std::size_t kNodeCommon = 6;                      // entries every node has
 inline constexpr std::size_t kNodeCompute = 8;
 inline constexpr std::size_t kNodeGemm = 12;

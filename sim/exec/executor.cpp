@@ -67,8 +67,11 @@ bool Executor::all_done() const {
 
 void Executor::handle(const kernel::Event& e) {
   if (e.type == kNodeDone) {
-    finish_node(static_cast<std::uint32_t>(e.payload >> 32U),
-                static_cast<graph::NodeId>(e.payload & 0xffffffffU));
+    const auto inst = static_cast<std::uint32_t>(e.payload >> 32U);
+    const auto n = static_cast<graph::NodeId>(e.payload & 0xffffffffU);
+    if (kernel_done(inst, n)) {
+      finish_node(inst, n);
+    }
   } else {
     finish_op(static_cast<std::uint32_t>(e.payload));
   }
@@ -101,8 +104,59 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
   }
   begin_node(inst, n);
   const base::SimTime d = setup_.compute->duration(node);
+  if (setup_.interference) {
+    start_kernel(inst, n, d);
+    return;
+  }
   instances_[inst].compute_by_class[static_cast<std::size_t>(node.op)] += d;
   scheduler_.schedule_after(d, handler_id_, kNodeDone, pack(inst, n));
+}
+
+// Interference: the kernel runs at the rate the collectives in flight leave it, re-timed
+// whenever they change (change_load); its time by class is what it took.
+void Executor::start_kernel(std::uint32_t inst, graph::NodeId n, base::SimTime d) {
+  InstanceState& s = instances_[inst];
+  const double rate =
+      s.load.idle() ? 1.0
+                    : interfered_rate(s.node(n), *setup_.profile, s.load.total(*setup_.profile));
+  const base::SimTime end = s.kernels.start(n, d, rate, scheduler_.now());
+  scheduler_.schedule(end, handler_id_, kNodeDone, pack(inst, n));
+}
+
+// Whether a compute node's done event is its live one (without interference: always).
+bool Executor::kernel_done(std::uint32_t inst, graph::NodeId n) {
+  InstanceState& s = instances_[inst];
+  if (!setup_.interference || s.node(n).kind != graph::NodeKind::kCompute) {
+    return true;
+  }
+  base::SimTime started = 0;
+  if (!s.kernels.finish(n, scheduler_.now(), started)) {
+    return false;  // re-timed since: a later event finishes it
+  }
+  s.compute_by_class[static_cast<std::size_t>(s.node(n).op)] += scheduler_.now() - started;
+  return true;
+}
+
+void Executor::change_load(std::uint32_t inst, const graph::Node& coll, bool begins) {
+  InstanceState& s = instances_[inst];
+  const hw::Profile& p = *setup_.profile;
+  const graph::Group& group =
+      setup_.graph->groups[static_cast<std::size_t>(s.spec->group(coll.group))];
+  const CollectiveLoad l = collective_load(coll, group, p);
+  if (begins) {
+    s.load.add(l);
+  } else {
+    s.load.remove(l);
+  }
+  const CollectiveLoad total = s.load.total(p);
+  const bool idle = s.load.idle();
+  moved_.clear();
+  s.kernels.rerate(
+      scheduler_.now(),
+      [&](graph::NodeId k) { return idle ? 1.0 : interfered_rate(s.node(k), p, total); }, moved_);
+  for (const RunningKernels::Moved& m : moved_) {
+    scheduler_.schedule(m.end, handler_id_, kNodeDone, pack(inst, m.node));
+  }
 }
 
 void Executor::arrive(std::uint32_t inst, graph::NodeId n) {
@@ -204,6 +258,9 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
     s.busy.begin_compute(now);
   } else {
     s.busy.begin_comm(comm_kind(s, node), now);
+    if (setup_.interference && node.kind == graph::NodeKind::kCollective) {
+      change_load(inst, node, true);
+    }
   }
   if (s.recorded) {
     s.start[n] = now;
@@ -224,6 +281,9 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
     s.flops += node.flops;
   } else {
     s.busy.end_comm(comm_kind(s, node), now);
+    if (setup_.interference && node.kind == graph::NodeKind::kCollective) {
+      change_load(inst, node, false);
+    }
   }
   s.end = now;
   ++s.finished;

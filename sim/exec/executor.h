@@ -32,6 +32,9 @@ struct ExecSetup {
   // semantics, for imported traces); off: a send and its recv meet first (NCCL rendezvous).
   bool eager_sends = false;
   models::TunerOptions tuner;  // the collective tuner's switches (effects)
+  // Compute kernels slow down while a collective shares the device (interference.h; the
+  // "comm-interference" effect).
+  bool interference = false;
 };
 
 // Contract: a node starts when it heads its stream and its dependencies have finished; a
@@ -64,6 +67,9 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
   void record_span(const InstanceState& s, graph::NodeId n);
   void record_memory(const InstanceState& s);
+  void start_kernel(std::uint32_t inst, graph::NodeId n, base::SimTime d);
+  bool kernel_done(std::uint32_t inst, graph::NodeId n);
+  void change_load(std::uint32_t inst, const graph::Node& coll, bool begins);
 
   kernel::Scheduler& scheduler_;
   models::NetworkModel& network_;
@@ -81,6 +87,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   bool arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, const P2PKey& key);
   std::vector<sim::Span> spans_;
   std::vector<sim::MemorySample> memory_;
+  std::vector<RunningKernels::Moved> moved_;  // scratch for change_load
 };
 
 }  // namespace tessera::exec

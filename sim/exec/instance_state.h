@@ -12,6 +12,7 @@
 #include "graph/exec_graph.h"
 #include "sim/exec/busy_tracker.h"
 #include "sim/exec/graph_index.h"
+#include "sim/exec/interference.h"
 #include "sim/exec/sharing/sharing_plan.h"
 
 namespace tessera::exec {
@@ -35,6 +36,10 @@ struct InstanceState {
   double flops = 0.0;
   std::array<base::SimTime, graph::kNumOpClasses> compute_by_class{};  // kernel time per op class
   std::vector<base::SimTime> start;  // per node, only when recorded
+  // Interference (ExecSetup::interference): the collectives in flight and the kernels they
+  // slow down.
+  InterferenceState load;
+  RunningKernels kernels;
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }
   [[nodiscard]] bool at_head(graph::NodeId n) const {

@@ -27,6 +27,10 @@ constexpr std::array kEffects{
     EffectInfo{"rail-alignment",
                "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
                "go through the spine"},
+    EffectInfo{"comm-interference",
+               "compute kernels slow down while a collective is in flight on their device: "
+               "compute-bound ones lose the collective's SMs, memory-bound ones its HBM "
+               "bandwidth (sim/exec/interference.h)"},
 };
 
 bool known(std::string_view name) {

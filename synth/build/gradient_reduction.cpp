@@ -16,7 +16,9 @@ void StageBuilder::gradient_reduction(double params) {
   std::int32_t dp_group =
       c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
   bool dist = s.training.distributed_optimizer && dp_group >= 0;
-  double bucket_cap = grad_bucket_params(s);
+  // Megatron-Core without overlap_grad_reduce: one bucket (bucket_size = None), reduced
+  // after the backward pass.
+  double bucket_cap = s.training.overlap_grad_reduce ? grad_bucket_params(s) : params;
   // The blocks whose gradients this rank reduces, in model order: the encoder's first when
   // they are reduced here, then the LLM's.
   struct GradBlock {
@@ -107,6 +109,12 @@ void StageBuilder::gradient_reduction(double params) {
   opt.flops = 10.0 * shard;
   opt.name = c_.optimizer_name;
   NodeId o = g_.add(opt, buckets);
+  if (dist && gathered_params_ > 0.0) {  // overlap_param_gather: the next step's forward
+    // gathers the LLM's buckets (param_gathers); what it does not cover (the encoder's
+    // parameters) is gathered here.
+    double rest = params - gathered_params_;
+    bucket_params.assign(rest > 0.5 ? 1 : 0, rest);
+  }
   if (dist) {
     for (double bp : bucket_params) {
       dp_collective(graph::CollType::kAllGather, dp_group,

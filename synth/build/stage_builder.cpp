@@ -30,10 +30,12 @@ NodeId StageBuilder::p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t t
     n.mem_alloc = bytes;
   }
   n.phase = grad ? graph::Phase::kBackward : graph::Phase::kForward;
-  if (dep == kNone) {
-    return g_.add(n);
+  NodeId id = dep == kNone ? g_.add(n) : g_.add(n, {dep});
+  if (kind == graph::NodeKind::kSend &&
+      (name == c_.p2p_names.send_activation || name == c_.p2p_names.send_grad)) {
+    hold_send(id);
   }
-  return g_.add(n, {dep});
+  return id;
 }
 
 NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int32_t begin,
@@ -127,6 +129,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
       fp8_weight_cast(blocks[k], mb, prev);
     }
     fwd_input_[sl] = prev;
+    wait_params(offset_[static_cast<std::size_t>(chunk)] + k);
     NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl,
                               offset_[static_cast<std::size_t>(chunk)] + k);
     fwd_base_[sl] = base;
@@ -301,6 +304,7 @@ RankGraph StageBuilder::build() {
     params += b.prog->params;
   }
   const bool transposed = s.schedule.encoder == EncoderPlacement::kTranspose;
+  param_gathers();
   if (enc_ != nullptr) {
     inline_encoder_ = s.schedule.encoder == EncoderPlacement::kInline;
     enc_slot_base_ = fwd_base_.size();
@@ -362,6 +366,7 @@ RankGraph StageBuilder::build() {
 }
 
 void StageBuilder::run_body_task(const schedule::Task& t) {
+  wait_sends();
   switch (t.kind) {
     case schedule::Task::kForward:
       forward(t.microbatch, t.chunk);

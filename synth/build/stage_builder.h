@@ -45,10 +45,12 @@ struct StageBlock {
 // Interned names of the nodes that are not ops of a block program.
 struct P2PNames {
   std::uint32_t send_activation = 0, recv_activation = 0, send_grad = 0, recv_grad = 0;
+  std::uint32_t wait_sends = 0;  // blocking p2p: the next compute waits for the sends
 };
 struct ReductionNames {
   std::uint32_t grad_bucket = 0;     // data-parallel gradient buckets
   std::uint32_t param_gather = 0;    // distributed optimizer's parameter all-gather
+  std::uint32_t param_wait = 0;      // overlap_param_gather: a block's forward waits for it
   std::uint32_t embedding_grad = 0;  // tied embeddings: first + last stage
   std::uint32_t mirror_grad = 0;     // DualPipe: the two copies' gradients
 };
@@ -162,6 +164,11 @@ class StageBuilder {
   void fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::Phase phase, NodeId after);
   NodeId add_after(const Node& n, NodeId dep);  // dep == kNone: no dependency
   [[nodiscard]] double fp8_static_bytes() const;
+  // Overlap as the frameworks schedule it (overlap.cpp).
+  void hold_send(NodeId send);
+  void wait_sends();
+  void param_gathers();
+  void wait_params(std::size_t k);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
   const Context& c_;
@@ -198,8 +205,17 @@ class StageBuilder {
   std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
   std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
   std::size_t enc_end_ = 0;
-  double enc_params_ = 0.0;           // this rank's encoder parameters
-  std::vector<NodeId> enc_bwd_ends_;  // the last backward op of each image group
+  double enc_params_ = 0.0;              // this rank's encoder parameters
+  std::vector<NodeId> enc_bwd_ends_;     // the last backward op of each image group
+  std::vector<NodeId> pending_sends_;    // blocking p2p: sends the next compute waits for
+  std::vector<NodeId> gather_of_block_;  // overlap_param_gather: per block, its all-gather
+  double gathered_params_ = 0.0;         // parameters those all-gathers bring
 };
+
+// Whether pipeline sends overlap the next compute (overlap.cpp).
+bool overlaps_p2p(const Scenario& s);
+// Gradient buckets over per-block parameter counts in model order (overlap.cpp).
+std::vector<std::pair<std::size_t, std::size_t>> grad_buckets(const std::vector<double>& params,
+                                                              double cap);
 
 }  // namespace tessera::synth::detail

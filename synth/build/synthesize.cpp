@@ -11,6 +11,7 @@
 #include "synth/build/stage_builder.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
+#include "synth/parallel/tp_overlap.h"
 #include "synth/schedule/pipeline_schedule.h"
 #include "synth/schedule/transpose.h"
 
@@ -26,9 +27,15 @@ StepPrograms build_programs(const Scenario& s) {
   models::Blocks b = models::build_blocks(s);
   // Megatron recomputes transformer layers only; embedding and head keep their activations.
   bool split = schedule::splits_backward(s.schedule.kind);
-  return {parallel::lower(b.embed, Recompute::kNone, split),
-          parallel::lower(b.layer, s.training.recompute, split),
-          parallel::lower(b.head, Recompute::kNone, split)};
+  StepPrograms p{parallel::lower(b.embed, Recompute::kNone, split),
+                 parallel::lower(b.layer, s.training.recompute, split),
+                 parallel::lower(b.head, Recompute::kNone, split)};
+  // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
+  // layer is a plain ColumnParallelLinear); they need sequence parallelism.
+  if (s.parallel.overlaps_tp_comm()) {
+    parallel::overlap_tp_comm(p.layer, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
+  }
+  return p;
 }
 
 double grad_bucket_params(const Scenario& s) {
@@ -273,7 +280,8 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.p2p_names = {.send_activation = g.intern("pp.send_activation"),
                  .recv_activation = g.intern("pp.recv_activation"),
                  .send_grad = g.intern("pp.send_grad"),
-                 .recv_grad = g.intern("pp.recv_grad")};
+                 .recv_grad = g.intern("pp.recv_grad"),
+                 .wait_sends = g.intern("pp.wait_sends")};
   c.optimizer_name = g.intern("optimizer.adam");
   c.fp8 = models::fp8_plan(s);
   if (c.fp8.on()) {
@@ -286,6 +294,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   }
   c.reduction_names = {.grad_bucket = g.intern("dp.grad_bucket"),
                        .param_gather = g.intern("dp.param_gather"),
+                       .param_wait = g.intern("dp.param_wait"),
                        .embedding_grad = g.intern("pp.embedding_grad_allreduce"),
                        .mirror_grad = g.intern("pp.mirror_grad_allreduce")};
   make_groups(g, c);

@@ -16,11 +16,27 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kTrainingKeys = {
-    "seq_len",   "global_batch", "micro_batch",           "precision",           "fp8_recipe",
-    "recompute", "attention",    "distributed_optimizer", "overlap_grad_reduce", "grad_bucket"};
-constexpr std::array<std::string_view, 8> kParallelKeys = {
-    "tp", "pp", "dp", "sp", "order", "stage_layers", "first_stage_layers", "last_stage_layers"};
+constexpr std::array<std::string_view, 12> kTrainingKeys = {"seq_len",
+                                                            "global_batch",
+                                                            "micro_batch",
+                                                            "precision",
+                                                            "fp8_recipe",
+                                                            "recompute",
+                                                            "attention",
+                                                            "distributed_optimizer",
+                                                            "grad_bucket",
+                                                            "overlap_grad_reduce",
+                                                            "overlap_param_gather",
+                                                            "overlap_p2p_comm"};
+constexpr std::array<std::string_view, 9> kParallelKeys = {"tp",
+                                                           "pp",
+                                                           "dp",
+                                                           "sp",
+                                                           "order",
+                                                           "stage_layers",
+                                                           "first_stage_layers",
+                                                           "last_stage_layers",
+                                                           "tp_comm_overlap"};
 
 // A fixed value ("4") or an inclusive range ("[0, 4]").
 IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
@@ -169,6 +185,12 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   if (auto v = n.find("overlap_grad_reduce")) {
     t.overlap_grad_reduce = v->as_bool();
   }
+  if (auto v = n.find("overlap_param_gather")) {
+    t.overlap_param_gather = v->as_bool();
+  }
+  if (auto v = n.find("overlap_p2p_comm")) {
+    t.overlap_p2p_comm = v->as_bool();
+  }
   if (auto v = n.find("grad_bucket")) {
     t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);
   }
@@ -185,6 +207,9 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   }
   if (auto v = n.find("sp")) {
     p.sp = v->as_bool();
+  }
+  if (auto v = n.find("tp_comm_overlap")) {
+    p.tp_comm_overlap = v->as_bool();
   }
   if (auto v = n.find("order")) {
     p.order = read_order(*v);

@@ -86,13 +86,28 @@ struct TrainingConfig {
   // Reduce gradient buckets while backward still runs (Megatron-Core DDP, 2023 on); off: one
   // reduction after the whole backward pass (Megatron-LM's LocalDDP of 2021-22).
   bool overlap_grad_reduce = true;
+  // The distributed optimizer's parameter all-gather, bucket by bucket, overlapping the next
+  // step's forward (Megatron-Core overlap_param_gather; NeMo's performance recipes); off: after
+  // the optimizer step, exposed (docs/overlap.md).
+  bool overlap_param_gather = true;
+  // Pipeline send/recv that do not block the next compute (Megatron's
+  // --overlap-p2p-communication); unset: the schedule's framework default, blocking for
+  // 1F1B, GPipe and the zero-bubble schedules, overlapped for interleaved and DualPipe(V).
+  std::optional<bool> overlap_p2p_comm;
 };
 
 struct ParallelConfig {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
-  bool sp = false;                                              // sequence parallel (needs tp > 1)
+  bool sp = false;  // sequence parallel (needs tp > 1)
+  // Transformer Engine's userbuffers: the sequence-parallel all-gathers and reduce-scatters
+  // pipelined in chunks with their GEMMs (Megatron --tp-comm-overlap, which needs sp);
+  // unset: on wherever sp is (Megatron-Core's performance recipes).
+  std::optional<bool> tp_comm_overlap;
+  [[nodiscard]] bool overlaps_tp_comm() const {
+    return tp_comm_overlap.value_or(true) && sp && tp > 1;
+  }
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
   // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
   // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),

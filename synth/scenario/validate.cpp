@@ -154,6 +154,11 @@ void check_shards(const Scenario& s, Violations& out) {
   if (p.sp && p.tp == 1) {
     out.push_back({"parallelism.sp", "sequence parallelism needs tp > 1"});
   }
+  if (p.tp_comm_overlap.value_or(false) && !p.sp) {  // Megatron asserts the same
+    out.push_back({"parallelism.tp_comm_overlap",
+                   "TP communication overlap pipelines the sequence-parallel all-gathers and "
+                   "reduce-scatters with their GEMMs: it needs sp: true"});
+  }
   if (p.sp) {
     detail::check_divides(out, "parallelism.tp", p.tp, "tp", s.training.seq_len,
                           "training.seq_len");

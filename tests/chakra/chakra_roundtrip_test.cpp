@@ -48,6 +48,7 @@ void expect_same_node(const ExecGraph& ga, const Node& a, const ExecGraph& gb, c
   EXPECT_EQ(std::llround(a.bytes), std::llround(b.bytes)) << ga.names[a.name];
   if (a.kind == NodeKind::kCollective) {
     EXPECT_EQ(a.coll, b.coll);
+    EXPECT_EQ(a.comm_sms, b.comm_sms);
     EXPECT_EQ(sorted_members(ga, a.group), sorted_members(gb, b.group));
   } else if (a.kind != NodeKind::kCompute) {
     EXPECT_EQ(a.peer, b.peer);

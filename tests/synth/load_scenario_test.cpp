@@ -130,6 +130,20 @@ TEST(LoadScenario, EveryBooleanSpellingIsTaken) {
   }
 }
 
+// The overlap keys: unset means the framework default; set, they say so.
+TEST(LoadScenario, OverlapKeysDefaultToTheFrameworks) {
+  Scenario s = tiny({});
+  EXPECT_FALSE(s.parallel.tp_comm_overlap.has_value());
+  EXPECT_FALSE(s.parallel.overlaps_tp_comm());  // tiny has no sequence parallelism
+  EXPECT_TRUE(tiny({"parallelism.sp=true"}).parallel.overlaps_tp_comm());
+  EXPECT_FALSE(tiny({"parallelism.sp=true", "parallelism.tp_comm_overlap=false"})
+                   .parallel.overlaps_tp_comm());
+  EXPECT_TRUE(s.training.overlap_param_gather);
+  EXPECT_FALSE(tiny({"training.overlap_param_gather=false"}).training.overlap_param_gather);
+  EXPECT_FALSE(s.training.overlap_p2p_comm.has_value());
+  EXPECT_EQ(tiny({"training.overlap_p2p_comm=true"}).training.overlap_p2p_comm, true);
+}
+
 TEST(LoadScenario, DevicesThatDoNotFillNodesNameTheScenarioKey) {
   std::string e = error_of([] {
     (void)tiny(

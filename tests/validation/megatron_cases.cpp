@@ -29,6 +29,8 @@ synth::Scenario megatron_case(const YAML::Node& c, const YAML::Node& common) {
   s.training.precision = base::DType::kFP16;
   s.training.attention = synth::AttentionKernel::kUnfused;  // Megatron of 2021-22
   s.training.overlap_grad_reduce = false;                   // LocalDDP: reduce after backward
+  s.training.overlap_p2p_comm = false;  // Megatron of 2021: blocking p2p, interleaved too
+  s.parallel.tp_comm_overlap = false;   // TE userbuffers came in 2023
   s.parallel.tp = c["tp"].as<std::int64_t>();
   s.parallel.pp = c["pp"].as<std::int64_t>();
   s.cluster.devices = c["gpus"].as<std::int64_t>();
