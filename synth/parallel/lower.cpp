@@ -158,6 +158,7 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   n.flops = op.flops;
   n.bytes = op.bytes;
   n.gemm = op.gemm;
+  n.causal = op.causal;
   n.op = op.cls;
   n.dtype = g_.tensor(op.out[0]).dtype;
   n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;

@@ -16,10 +16,11 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kTrainingKeys = {
-    "seq_len",   "global_batch", "micro_batch",
-    "precision", "recompute",    "distributed_optimizer",
-    "attention", "grad_bucket",  "overlap_grad_reduce"};
+constexpr std::array<std::string_view, 10> kTrainingKeys = {
+    "seq_len",    "global_batch", "micro_batch",
+    "precision",  "recompute",    "distributed_optimizer",
+    "attention",  "grad_bucket",  "overlap_grad_reduce",
+    "cuda_graphs"};
 constexpr std::array<std::string_view, 8> kParallelKeys = {
     "tp", "pp", "dp", "sp", "order", "stage_layers", "first_stage_layers", "last_stage_layers"};
 
@@ -152,6 +153,9 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   }
   if (auto v = n.find("grad_bucket")) {
     t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);
+  }
+  if (auto v = n.find("cuda_graphs")) {
+    t.cuda_graphs = v->as_bool();
   }
 }
 

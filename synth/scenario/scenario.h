@@ -78,6 +78,9 @@ struct TrainingConfig {
   // Reduce gradient buckets while backward still runs (Megatron-Core DDP, 2023 on); off: one
   // reduction after the whole backward pass (Megatron-LM's LocalDDP of 2021-22).
   bool overlap_grad_reduce = true;
+  // Kernels replayed from captured CUDA graphs; false: PyTorch eager launches, op by op (what
+  // Megatron-LM runs by default).
+  bool cuda_graphs = false;
 };
 
 struct ParallelConfig {

@@ -20,14 +20,13 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::array<Unmodelled, 7> kUnmodelled = {{
+constexpr std::array<Unmodelled, 6> kUnmodelled = {{
     {"parallelism", "ep", "", "expert parallelism", ""},
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "precision", "fp8", "FP8 training", "use bf16 or fp16"},
     {"training", "fp8_recipe", "", "FP8 training", ""},
-    {"training", "cuda_graphs", "", "CUDA graph capture", ""},
 }};
 
 }  // namespace
