@@ -252,6 +252,7 @@ bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
   if (auto ps = int_attr(c.t, n, tattr::kDurationPs)) {
     out.fixed_duration = *ps;
   }
+  out.causal = int_attr(c.t, n, tattr::kCausal).value_or(0) != 0;
   apply_comm_memory(c, n, out);
   return exact_bytes;
 }
