@@ -20,7 +20,7 @@ done
 table=$build/tests/validation/validation.csv
 rm -f "$table"
 # The test fails while its golden copy is stale; what matters here is the table it writes.
-"$build/tests/validation/validation_test" >/dev/null || true
+"$build/tests/validation/validation_test" --gtest_filter=Validation.MegatronA100 >/dev/null || true
 [ -f "$table" ] || { echo "validation_test wrote no $table" >&2; exit 1; }
 cp "$table" tests/golden/validation.csv
 echo "wrote tests/golden/validation.csv"

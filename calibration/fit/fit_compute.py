@@ -55,6 +55,13 @@ def mem_rows(profile):
         for id_, m, elt in [("liger-a100-rmsnorm-fwd-bf16", 2048, 2), ("liger-a100-layernorm-fwd-fp32", 4096, 4)]:
             _, rows = table("memory_bound.yaml", id_)
             out += [(2.0 * m * r[0] * elt, r[2], held_out(i)) for i, r in enumerate(rows)]
+    elif profile in ("h200-sxm", "gb200", "b200"):
+        # cuDNN norms forward: read x, write y (bf16): 4 bytes per element. B200 has no table of
+        # its own: GB200's (the same B200 HBM3e stacks at 8 TB/s) stands in (an estimate).
+        id_ = "cudnn-norms-h200-bf16" if profile == "h200-sxm" else "cudnn-norms-gb200-bf16"
+        cols, rows = table("memory_bound.yaml", id_)
+        out += [(4.0 * r[3] * r[4], r[8], held_out(i)) for i, r in enumerate(rows)
+                if r[2] == "cudnn"]
     return out
 
 
@@ -109,8 +116,9 @@ GEMM = {
     "h100-sxm": dict(peak=989.4e12, units=132, plateau=3.35e12 * 0.90, half=12e6,
                      tiles=[(128, 256), (256, 128), (128, 128), (128, 64), (64, 128), (64, 64)],
                      grid="xla-perf-table-h100-gemm", ceiling=(1, 2048, 2048, 13312, 794.5)),
-    "b200": dict(peak=2250e12, units=148, plateau=8e12 * 0.90, half=12e6,
-                 tiles=[(256, 256), (256, 128), (128, 256), (128, 128), (128, 64), (64, 128), (64, 64)],
+    "b200": dict(peak=2250e12, units=148, plateau=8e12 * 0.85, half=6e6,
+                 # Blackwell's 256x256 tiles run on 2-SM pairs: 128x256 per SM.
+                 tiles=[(128, 256), (256, 128), (128, 128), (128, 64), (64, 128), (64, 64)],
                  grid="xla-perf-table-b200-gemm", ceiling=(1, 1792, 16128, 3072, 1745.0)),
 }
 
@@ -152,7 +160,7 @@ def fit_gemm(profile):
 # (an estimate, said in the profile).
 FITTED = {
     "h100-sxm": dict(maxf=0.87, khalf=160, alpha=0.375, lat=5.0e-6, sko=3e-6),
-    "b200": dict(maxf=0.81, khalf=256, alpha=0.25, lat=5.0e-6, sko=3e-6),
+    "b200": dict(maxf=0.80, khalf=256, alpha=0.5, lat=5.0e-6, sko=4e-6),
 }
 CEILINGS = {
     # (b, m, n, k, TFLOP/s, in bytes, out bytes); dtype peak and model given per profile.
@@ -164,6 +172,12 @@ CEILINGS = {
                           rows=[(1, 1024, 10240, 5120, 271.2, 2, 2),   # mamf-a100_sxm-bf16
                                 (1, 8192, 8192, 8192, 291.77, 2, 2),   # flagperf-a100-40gb
                                 (1, 8192, 8192, 8192, 264.53, 2, 2)]),  # community (N assumed)
+    "b200-fp8": dict(base="b200", peak=4500e12,
+                     rows=[(1, 15360, 4096, 3072, 3432.5, 1, 2)]),  # mamf-b200_sxm-fp8
+    "gb200": dict(base="b200", peak=2500e12,
+                  rows=[(1, 4096, 9728, 2048, 1822.0, 2, 2)]),  # mamf-gb200_sxm-bf16
+    "gb200-fp8": dict(base="b200", peak=5000e12,
+                      rows=[(1, 19456, 5120, 1536, 3615.6, 1, 2)]),  # mamf-gb200_sxm-fp8
     "ascend-910b": dict(base="h100-sxm", peak=376e12, units=24, plateau=1.6e12 * 0.85,
                         khalf=160, tiles=[(128, 256), (128, 128), (64, 128), (64, 64)],
                         table="community-square-mm-ascend-910b2"),
@@ -216,6 +230,23 @@ def att_rows(profile):
         _, rows = table("attention.yaml", "cudnn-sdpa-h200-llama31-gqa")
         out += [(r[3], r[6], r[1] == "causal", "bwd", r[8], held_out(i))
                 for i, r in enumerate(rows) if r[0] == "bfloat16"]
+    elif profile == "h200-sxm":
+        _, rows = table("attention.yaml", "cudnn-sdpa-h200-llama31-gqa")
+        for pas, col in (("fwd", 7), ("bwd", 8)):
+            out += [(r[3], r[6], r[1] == "causal", pas, r[col], held_out(i))
+                    for i, r in enumerate(rows) if r[0] == "bfloat16"]
+        _, rows = table("attention.yaml", "cudnn-sdpa-hopper-2024")
+        for pas, col in (("fwd", 7), ("bwd", 8)):
+            out += [(r[2], r[3], r[4], pas, r[col], held_out(i)) for i, r in enumerate(rows)]
+    elif profile == "b200":
+        _, rows = table("attention.yaml", "cudnn-sdpa-b200-fp8-vs-bf16")
+        for pas, col in (("fwd", 2), ("bwd", 3)):
+            out += [(r[1], 128, True, pas, r[col], held_out(i))
+                    for i, r in enumerate(rows) if r[0] == "bf16"]
+    elif profile == "gb200":
+        _, rows = table("attention.yaml", "cudnn-sdpa-gb200-llama31-gqa")
+        out += [(r[3], 128, r[1] == "causal", r[4], r[5], held_out(i))
+                for i, r in enumerate(rows) if r[0] == "bfloat16"]
     elif profile == "a100-sxm-80gb":
         for hd in (64, 128):
             for causal in (False, True):
@@ -267,6 +298,11 @@ ATTENTION = {
     # A100: FA2 forward+backward only; backward tied to forward by the cuDNN H200 ratio
     # (long-sequence bwd/fwd at hd128 = 0.85): an estimate.
     "a100-sxm-80gb": dict(peak=312e12, hds=(64, 128), bwd_hds=(), bwd_ratio=0.85),
+    # H200, B200, GB200: cuDNN SDPA at head dim 128, forward and backward measured apart.
+    "h200-sxm": dict(peak=989.4e12, hds=(128,), bwd_hds=(128,)),
+    "gb200": dict(peak=2500e12, hds=(128,), bwd_hds=(128,)),
+    # B200's table is causal only: causal_seq_factor is held at GB200's fit (same silicon).
+    "b200": dict(peak=2250e12, hds=(128,), bwd_hds=(128,), causal=2.0),
 }
 
 
@@ -275,7 +311,8 @@ def fit_attention(profile):
     rows = att_rows(profile)
     peak = spec["peak"] / 1e12
     p = dict(fwd={hd: 0.6 for hd in spec["hds"]}, bwd={hd: 0.55 for hd in spec["bwd_hds"]},
-             half_fwd=256.0, half_bwd=256.0, causal=2.0, bwd_ratio=spec.get("bwd_ratio"))
+             half_fwd=256.0, half_bwd=256.0, causal=spec.get("causal", 2.0),
+             bwd_ratio=spec.get("bwd_ratio"))
     if not p["bwd"]:
         p["bwd"] = {128: 0.5}
     tie_bwd(p)
@@ -291,7 +328,7 @@ def fit_attention(profile):
                     cur, p = s, q
         for key, vals in [("half_fwd", range(0, 2049, 32)), ("half_bwd", range(0, 2049, 32)),
                           ("causal", [x / 4 for x in range(4, 33)])]:
-            if key == "half_bwd" and p.get("bwd_ratio"):
+            if (key == "half_bwd" and p.get("bwd_ratio")) or (key == "causal" and "causal" in spec):
                 continue
             for v in vals:
                 q = tie_bwd(dict(p, **{key: float(v)}))
@@ -307,8 +344,11 @@ def fit_attention(profile):
 def main():
     what, profile = sys.argv[1], sys.argv[2]
     if what == "memory":
-        bw = {"h100-sxm": 3.35e12, "a100-sxm-80gb": 2.039e12}[profile]
-        fit_memory(profile, bw, 2.5e-6)
+        bw = {"h100-sxm": 3.35e12, "a100-sxm-80gb": 2.039e12, "h200-sxm": 4.8e12,
+              "gb200": 8e12, "b200": 8e12}[profile]
+        floor = {"h100-sxm": 2.4e-6, "a100-sxm-80gb": 2.6e-6, "h200-sxm": 2.4e-6,
+                 "gb200": 2.4e-6, "b200": 2.4e-6}[profile]  # the profiles' launch.stream
+        fit_memory(profile, bw, floor)
     elif what == "attention":
         fit_attention(profile)
     elif what == "fraction":

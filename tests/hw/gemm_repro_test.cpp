@@ -49,25 +49,48 @@ TEST(GemmRepro, H100XlaGridBf16) {
   xla_grid("h100-sxm", "xla-perf-table-h100-gemm");
 }
 
+TEST(GemmRepro, B200XlaGridBf16) {
+  xla_grid("b200", "xla-perf-table-b200-gemm");
+}
+
 // Best-shape ceilings (scalar entries): the fits used them, so this checks the fraction.
 TEST(GemmRepro, BestShapeCeilings) {
   struct Case {
     const char* profile;
     const char* id;
     GemmShape shape;  // from the entry, or as its note says (8192^3)
+    DType dtype;
   };
   const Case cases[] = {
-      {"h100-sxm", "mamf-h100_sxm-bf16", {2048, 2048, 13312, 1}},
-      {"a100-sxm-80gb", "mamf-a100_sxm-bf16", {1024, 10240, 5120, 1}},
-      {"a100-sxm-80gb", "flagperf-a100-40gb-bf16-gemm", {8192, 8192, 8192, 1}},
+      {"h100-sxm", "mamf-h100_sxm-bf16", {2048, 2048, 13312, 1}, DType::kBF16},
+      {"h200-sxm",
+       "mamf-h100_sxm-bf16",
+       {2048, 2048, 13312, 1},
+       DType::kBF16},  // "H200 is the same"
+      {"a100-sxm-80gb", "mamf-a100_sxm-bf16", {1024, 10240, 5120, 1}, DType::kBF16},
+      {"a100-sxm-80gb", "flagperf-a100-40gb-bf16-gemm", {8192, 8192, 8192, 1}, DType::kBF16},
+      {"b200", "mamf-b200_sxm-bf16", {1792, 16128, 3072, 1}, DType::kBF16},
+      {"gb200", "mamf-gb200_sxm-bf16", {4096, 9728, 2048, 1}, DType::kBF16},
+      {"h100-sxm", "mamf-h100_sxm-fp8", {1024, 9216, 14336, 1}, DType::kFP8},
+      {"b200", "mamf-b200_sxm-fp8", {15360, 4096, 3072, 1}, DType::kFP8},
+      {"gb200", "mamf-gb200_sxm-fp8", {19456, 5120, 1536, 1}, DType::kFP8},
   };
   std::vector<ReproRow> rows;
   for (const Case& c : cases) {
     YAML::Node e = testing::load_microbench_entry("gemm.yaml", c.id);
-    rows.push_back({c.id, e["value"].as<double>(),
-                    predicted_tflops(load_profile(c.profile), c.shape, DType::kBF16), false});
+    rows.push_back({fmt::format("{} {}", c.profile, c.id), e["value"].as<double>(),
+                    predicted_tflops(load_profile(c.profile), c.shape, c.dtype), false});
   }
-  testing::ReproScore score = testing::report("best-shape ceilings, bf16", "TFLOP/s", rows);
+  // Known gap, printed, not asserted: the Hopper FP8 best shapes (mamf-h100_sxm-fp8 above,
+  // mamf-h200_sxm-fp8 here) come out 26-33% slow. Their tile counts (288 and 160 tiles of
+  // 128x256 on 132 SMs) quantize badly into waves, which cuBLAS's persistent stream-K kernels
+  // avoid; the model has no stream-K candidate yet (with one, 1038 -> 1220 TFLOP/s on the
+  // H100 row, the bf16 grid fit unchanged).
+  rows.push_back(
+      {"h200-sxm mamf-h200_sxm-fp8 (gap)",
+       testing::load_microbench_entry("gemm.yaml", "mamf-h200_sxm-fp8")["value"].as<double>(),
+       predicted_tflops(load_profile("h200-sxm"), {1280, 4096, 12032, 1}, DType::kFP8), true});
+  testing::ReproScore score = testing::report("best-shape ceilings", "TFLOP/s", rows);
   EXPECT_LE(score.mean_fit, 0.06);
 }
 

@@ -62,9 +62,10 @@ std::string load_error(const std::string& text) {
   return error_of([&] { (void)profile_from_yaml(YamlNode::load_string(text, "bad.yaml"), "bad"); });
 }
 
-TEST(HwProfile, ShipsTheFourProfiles) {
+TEST(HwProfile, ShipsTheProfiles) {
   EXPECT_EQ(profile_names(),
-            (std::vector<std::string>{"a100-sxm-80gb", "ascend-910b", "ascend-910c", "h100-sxm"}));
+            (std::vector<std::string>{"a100-sxm-80gb", "ascend-910b", "ascend-910c", "b200",
+                                      "gb200", "h100-sxm", "h200-sxm", "h800-sxm"}));
 }
 
 TEST(HwProfile, EveryShippedProfileLoadsAndIsConsistent) {
@@ -80,7 +81,7 @@ TEST(HwProfile, EveryShippedProfileLoadsAndIsConsistent) {
     EXPECT_GT(p.scale_up.latency, 0);
     EXPECT_LT(p.scale_up.latency, p.scale_out.latency);
     EXPECT_GT(p.collective_launch, 0);
-    EXPECT_EQ(p.devices_per_node, 8);
+    EXPECT_EQ(p.devices_per_node, name == "gb200" ? 72 : 8);  // an NVL72 rack is one node
   }
 }
 
@@ -124,12 +125,13 @@ TEST(HwProfile, LoadsByPath) {
 TEST(HwProfile, UnknownNameSuggestsAndLists) {
   EXPECT_EQ(error_of([] { (void)load_profile("h100-sx"); }),
             "error: unknown hardware profile 'h100-sx'; did you mean 'h100-sxm'? (available "
-            "profiles: a100-sxm-80gb, ascend-910b, ascend-910c, h100-sxm)");
+            "profiles: a100-sxm-80gb, ascend-910b, ascend-910c, b200, gb200, h100-sxm, h200-sxm, "
+            "h800-sxm)");
   EXPECT_EQ(error_of([] {
               (void)load_profile("tpu", base::SourceLoc{"s.yaml", 3, 7});
             }),
             "s.yaml:3:7: error: unknown hardware profile 'tpu'; available profiles: "
-            "a100-sxm-80gb, ascend-910b, ascend-910c, h100-sxm");
+            "a100-sxm-80gb, ascend-910b, ascend-910c, b200, gb200, h100-sxm, h200-sxm, h800-sxm");
 }
 
 TEST(HwProfile, MissingFileNamesThePath) {

@@ -42,11 +42,11 @@ TEST(Cluster, EveryPresetBuildsWithItsProfile) {
   for (const Case& c :
        {Case{"dgx-h100-superpod", "h100-sxm", 256}, Case{"dgx-a100-superpod", "a100-sxm-80gb", 160},
         Case{"ascend-910b-cluster", "ascend-910b", 64}, Case{"cloudmatrix384", "ascend-910c", 768},
-        Case{"single-node", "h100-sxm", 8}}) {
+        Case{"single-node", "h100-sxm", 8}, Case{"gb200-nvl72", "gb200", 144}}) {
     SCOPED_TRACE(c.preset);
     Cluster cluster = preset(c.preset, c.part, c.devices);
     EXPECT_EQ(cluster.num_devices(), c.devices);
-    EXPECT_EQ(cluster.devices_per_node(), 8);
+    EXPECT_EQ(cluster.devices_per_node(), std::string(c.preset) == "gb200-nvl72" ? 72 : 8);
     EXPECT_FALSE(cluster.route(0, c.devices - 1).empty());
   }
 }

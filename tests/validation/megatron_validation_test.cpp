@@ -13,140 +13,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "hwprofiles/hw_profile.h"
-#include "sim/simulation.h"
-#include "synth/build/synthesize.h"
-#include "synth/scenario/model_presets.h"
-#include "synth/scenario/validate.h"
-#include "topology/cluster.h"
+#include "tests/validation/megatron_cases.h"
 
 namespace tessera {
 namespace {
 
-struct Row {
-  std::string id;
-  std::string metric;
-  double predicted = 0.0;
-  double measured = 0.0;
-  std::string note;
-  [[nodiscard]] double error() const { return (predicted - measured) / measured; }
-};
-
-synth::Scenario megatron_case(const YAML::Node& c, const YAML::Node& common) {
-  synth::Scenario s;
-  s.name = c["id"].as<std::string>();
-  s.model = *synth::model_preset("gpt3-175b");
-  s.model.preset = "";
-  s.model.layers = c["layers"].as<std::int64_t>();
-  s.model.hidden = c["hidden"].as<std::int64_t>();
-  s.model.heads = c["heads"].as<std::int64_t>();
-  s.model.kv_heads = s.model.heads;
-  s.model.ffn = 4 * s.model.hidden;
-  s.model.vocab = common["vocab"].as<std::int64_t>();
-  s.training.seq_len = common["seq"].as<std::int64_t>();
-  s.training.precision = base::DType::kFP16;
-  s.training.attention = synth::AttentionKernel::kUnfused;  // Megatron of 2021-22
-  s.training.overlap_grad_reduce = false;                   // LocalDDP: reduce after backward
-  s.parallel.tp = c["tp"].as<std::int64_t>();
-  s.parallel.pp = c["pp"].as<std::int64_t>();
-  s.cluster.devices = c["gpus"].as<std::int64_t>();
-  s.parallel.dp = s.cluster.devices / (s.parallel.tp * s.parallel.pp);
-  s.cluster.hardware = "a100-sxm-80gb";
-  s.cluster.topology = topology::load_topology_preset("dgx-a100-superpod", {});
-  return s;
-}
-
-struct Outcome {
-  double step_s = 0.0;
-  double hardware_flops = 0.0;
-  double model_flops = 0.0;
-  double static_gib = 0.0;   // stage 0
-  double dynamic_gib = 0.0;  // stage 0 peak above static
-};
-
-Outcome simulate(const synth::Scenario& s) {
-  synth::check_or_throw(s);
-  hw::Profile profile = hw::load_profile(s.cluster.hardware);
-  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
-  graph::ExecGraph g = synth::synthesize(s);
-  sim::SimOptions opt;
-  opt.dtype = s.training.precision;
-  sim::RunStats r = sim::simulate(g, cluster, profile, opt);
-  Outcome o;
-  o.step_s = r.step_time_s;
-  o.hardware_flops = g.info.hardware_flops;
-  o.model_flops = g.info.model_flops;
-  constexpr double kGiB = 1073741824.0;
-  o.static_gib = r.ranks[0].static_memory / kGiB;
-  o.dynamic_gib = (r.ranks[0].peak_memory - r.ranks[0].static_memory) / kGiB;
-  return o;
-}
-
-std::vector<Row> narayanan(const YAML::Node& doc) {
-  std::vector<Row> rows;
-  const YAML::Node t = doc["narayanan2021_table1"];
-  for (const auto& c : t["cases"]) {
-    synth::Scenario s = megatron_case(c, t["common"]);
-    s.training.micro_batch = c["mbs"].as<std::int64_t>();
-    s.training.global_batch = c["gbs"].as<std::int64_t>();
-    s.training.recompute = synth::Recompute::kFull;
-    std::string note;
-    if (!c["vpp_layers_per_chunk"].IsNull()) {  // Megatron's interleaved schedule
-      s.schedule.kind = synth::ScheduleKind::kInterleaved;
-      s.schedule.chunks =
-          s.model.layers / (s.parallel.pp * c["vpp_layers_per_chunk"].as<std::int64_t>());
-      note = fmt::format("interleaved, v = {}", s.schedule.chunks);
-    }
-    Outcome o = simulate(s);
-    double tflops = o.hardware_flops / o.step_s / static_cast<double>(s.cluster.devices) / 1e12;
-    rows.push_back({s.name, "TFLOP/s per GPU", tflops, c["tflops_per_gpu"].as<double>(), note});
-  }
-  return rows;
-}
-
-std::vector<Row> korthikanti(const YAML::Node& doc) {
-  std::vector<Row> rows;
-  const YAML::Node t = doc["korthikanti2022_table5"];
-  const YAML::Node mem = t["memory_gib_per_gpu"]["cases"];
-  std::size_t i = 0;
-  for (const auto& c : t["cases"]) {
-    synth::Scenario s = megatron_case(c, t["common"]);
-    s.training.micro_batch = c["mbs"].as<std::int64_t>();
-    s.training.global_batch = c["gbs"].as<std::int64_t>();
-    s.training.recompute = synth::Recompute::kFull;
-    Outcome full = simulate(s);
-    rows.push_back(
-        {s.name, "step time, full recompute (s)", full.step_s, c["step_s_full"].as<double>(), ""});
-    s.parallel.sp = true;
-    s.training.recompute = synth::Recompute::kSelective;
-    Outcome sel = simulate(s);
-    rows.push_back({s.name, "step time, SP + selective (s)", sel.step_s,
-                    c["step_s_seq_sel"].as<double>(), ""});
-    double devices = static_cast<double>(s.cluster.devices);
-    double peak = 312e12;
-    rows.push_back({s.name, "MFU, SP + selective", sel.model_flops / (sel.step_s * devices * peak),
-                    c["mfu"].as<double>(), ""});
-    rows.push_back({s.name, "HFU, SP + selective",
-                    sel.hardware_flops / (sel.step_s * devices * peak), c["hfu"].as<double>(), ""});
-    const YAML::Node m = mem[i++];
-    rows.push_back({s.name, "params + optimizer, stage 0 (GiB)", sel.static_gib,
-                    m["params_and_optimizer"].as<double>(), ""});
-    rows.push_back({s.name, "activations, SP + selective, stage 0 (GiB)", sel.dynamic_gib,
-                    m["activations_seq_sel"].as<double>(), "peak dynamic memory"});
-    s.parallel.sp = false;
-    s.training.recompute = synth::Recompute::kNone;
-    Outcome none = simulate(s);
-    rows.push_back({s.name, "activations, no recompute, stage 0 (GiB)", none.dynamic_gib,
-                    m["activations_no_recompute"].as<double>(), "peak dynamic memory"});
-    if (s.parallel.pp > 1 && s.model.layers / s.parallel.pp > 2) {
-      // The measured 175B and 530B figures fit Korthikanti's formula with the interleaved
-      // factor 1 + (p-1)/(p*v) at v = 3; interleaving is not simulated yet.
-      rows[rows.size() - 1].note = "measured with interleaving (fits v = 3); simulated 1F1B";
-      rows[rows.size() - 2].note = rows[rows.size() - 1].note;
-    }
-  }
-  return rows;
-}
+using validation::Row;
 
 double mean_abs_error(const std::vector<Row>& rows) {
   double sum = 0.0;
@@ -219,9 +91,7 @@ void expect_matches_golden(const std::string& now) {
 TEST(Validation, MegatronA100) {
   YAML::Node doc =
       YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/tests/validation/a100_megatron.yaml");
-  std::vector<Row> rows = narayanan(doc);
-  std::vector<Row> k = korthikanti(doc);
-  rows.insert(rows.end(), k.begin(), k.end());
+  std::vector<Row> rows = validation::megatron_rows(doc, models::Effects{});
   std::string t = table(rows);
   std::cout << t;
   std::ofstream(std::string(TESSERA_BINARY_DIR) + "/validation_table.md") << t;

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// The H200, H800, B200 and GB200 profiles against their spec sheets (docs/hardware.md §1):
+// each test states the figure it checks, so a typo in a profile fails here, not in a golden.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hwprofiles/hw_profile.h"
+
+namespace tessera::hw {
+namespace {
+
+using base::DType;
+
+// Every NVIDIA part with FP8 tensor cores runs dense FP8 at twice its dense BF16 rate.
+TEST(ProfileValues, Fp8IsTwiceBf16OnEveryFp8Part) {
+  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm", "b200", "gb200"}) {
+    SCOPED_TRACE(name);
+    Profile p = load_profile(name);
+    EXPECT_NEAR(p.peak(DType::kFP8) / p.peak(DType::kBF16), 2.0, 1e-3);
+    EXPECT_DOUBLE_EQ(p.peak(DType::kFP16), p.peak(DType::kBF16));
+  }
+}
+
+TEST(ProfileValues, H200IsH100SiliconWithMoreFasterMemory) {
+  Profile h100 = load_profile("h100-sxm");
+  Profile h200 = load_profile("h200-sxm");
+  EXPECT_DOUBLE_EQ(h200.peak(DType::kBF16), h100.peak(DType::kBF16));
+  EXPECT_EQ(h200.gemm.compute_units, h100.gemm.compute_units);
+  EXPECT_DOUBLE_EQ(h200.gemm.max_fraction, h100.gemm.max_fraction);
+  EXPECT_DOUBLE_EQ(h200.hbm_capacity, 141e9);
+  EXPECT_DOUBLE_EQ(h200.hbm_bandwidth, 4.8e12);
+  EXPECT_DOUBLE_EQ(h200.scale_up.bandwidth, h100.scale_up.bandwidth);
+  // The calibrated streaming fraction stays inside what gpu-benches measured on H200
+  // (triad 3.53 TB/s .. init 3.88 TB/s).
+  EXPECT_GE(h200.hbm_bandwidth * h200.hbm_efficiency, 3.53e12);
+  EXPECT_LE(h200.hbm_bandwidth * h200.hbm_efficiency, 3.88e12);
+}
+
+TEST(ProfileValues, H800HasH100ComputeAndEightNvlinks) {
+  Profile h100 = load_profile("h100-sxm");
+  Profile h800 = load_profile("h800-sxm");
+  EXPECT_DOUBLE_EQ(h800.peak(DType::kBF16), h100.peak(DType::kBF16));
+  EXPECT_DOUBLE_EQ(h800.peak(DType::kFP8), h100.peak(DType::kFP8));
+  EXPECT_DOUBLE_EQ(h800.hbm_bandwidth, h100.hbm_bandwidth);
+  EXPECT_DOUBLE_EQ(h800.scale_up.bandwidth, 8 * 25e9);  // 8 NVLink4 links, per direction
+  // DeepSeek's measured ~160 GB/s of the 200.
+  EXPECT_NEAR(h800.scale_up.bandwidth * h800.scale_up.efficiency, 160e9, 1e9);
+  EXPECT_DOUBLE_EQ(h800.scale_out.bandwidth, 50e9);  // one 400 Gb/s CX7 per GPU
+}
+
+TEST(ProfileValues, B200SpecSheet) {
+  Profile p = load_profile("b200");
+  EXPECT_DOUBLE_EQ(p.peak(DType::kBF16), 2250e12);
+  EXPECT_DOUBLE_EQ(p.peak(DType::kFP8), 4500e12);
+  EXPECT_DOUBLE_EQ(p.hbm_capacity, 180e9);
+  EXPECT_DOUBLE_EQ(p.hbm_bandwidth, 8e12);
+  EXPECT_DOUBLE_EQ(p.scale_up.bandwidth, 18 * 50e9);  // NVLink5, per direction
+  EXPECT_EQ(p.gemm.compute_units, 148);
+  // Ring busbw 682 GB/s on 8x B200 (stas-nvls-gain-vs-gpu-count) within 1%.
+  EXPECT_NEAR(p.scale_up.bandwidth * p.scale_up.efficiency, 682.2e9, 7e9);
+}
+
+TEST(ProfileValues, Gb200IsAFasterB200InOneRack) {
+  Profile b200 = load_profile("b200");
+  Profile gb200 = load_profile("gb200");
+  EXPECT_DOUBLE_EQ(gb200.peak(DType::kBF16), 2500e12);
+  EXPECT_GT(gb200.peak(DType::kBF16), b200.peak(DType::kBF16));
+  EXPECT_DOUBLE_EQ(gb200.hbm_bandwidth, b200.hbm_bandwidth);
+  EXPECT_DOUBLE_EQ(gb200.hbm_capacity, 186e9);
+  EXPECT_EQ(gb200.gemm.compute_units, b200.gemm.compute_units);
+  EXPECT_DOUBLE_EQ(gb200.scale_up.bandwidth, b200.scale_up.bandwidth);
+  EXPECT_EQ(gb200.devices_per_node, 72);
+}
+
+// The MAMF best-shape ceilings of these profiles are reproduced through the GEMM model in
+// tests/hw/gemm_repro_test.cpp (GemmRepro.BestShapeCeilings).
+
+}  // namespace
+}  // namespace tessera::hw
