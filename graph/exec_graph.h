@@ -110,6 +110,9 @@ struct Node {
   Stream stream = Stream::kCompute;
   Phase phase = Phase::kForward;
   DType dtype = DType::kBF16;
+  // Attention (kAttention): the kernel skips masked blocks. Its shape is in `gemm`: m = query
+  // length, n = key length, k = head dim, batch = sequences x local heads.
+  bool causal = false;
 };
 
 struct Group {
@@ -159,6 +162,9 @@ struct StepInfo {
   std::string flops_convention;    // how model_flops was counted, for the report
   std::vector<std::string> notes;  // what the reader should know about the setup, one line each
   StepConfig config;
+  // Kernels are replayed from captured CUDA graphs (training.cuda_graphs) rather than
+  // launched eagerly by the framework, op by op.
+  bool cuda_graphs = false;
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and

@@ -22,15 +22,50 @@ namespace tessera::hw {
 using base::DType;
 using base::kNumDTypes;
 
-// Achieved fraction of peak for a GEMM of shape (m x k) * (k x n), from first principles:
-// tile quantization (partial CTA tiles do full work), wave quantization (the last wave of
-// tiles leaves compute units idle) and the mainloop's fill/drain over k.
+// One CTA (thread-block) output tile a GEMM kernel library offers, rows x columns.
+struct GemmTile {
+  int m = 128;
+  int n = 256;
+};
+
+// The GEMM kernel model (hwprofiles/gemm_model.h, docs/compute_model.md): the kernels a
+// library chooses between (CTA tiles, split-K) with tile and wave quantization, the
+// mainloop's fill over k, a fixed device time per GEMM and an HBM bound.
 struct GemmModel {
-  int tile_m = 128;           // rows of the library's main kernel's output tile
-  int tile_n = 256;           // columns of that tile
-  int compute_units = 132;    // SMs (NVIDIA) or AI cores (Ascend): tiles per wave
-  double max_fraction = 0.8;  // fraction of peak reached by large square GEMMs
-  double k_half = 64.0;       // k at which the mainloop runs at half its steady rate
+  std::vector<GemmTile> tiles{GemmTile{}};  // candidate CTA tiles; the first is the main one
+  int compute_units = 132;                  // SMs (NVIDIA) or AI cores (Ascend): tiles per wave
+  double max_fraction = 0.8;                // bf16/fp16: fraction of peak of the main tile
+  double max_fraction_fp8 = 0.0;            // fp8 (0: as bf16)
+  double max_fraction_fp32 = 0.0;           // fp32 (0: as bf16)
+  double k_half = 64.0;  // k (per split) at which the mainloop runs at half its steady rate
+  // A tile of operand reuse I = tm*tn/(tm+tn) below the main tile's runs at (I/I_main)^this.
+  double small_tile_exponent = 0.0;
+  base::SimTime latency = 0;           // device time every GEMM kernel takes beyond its math
+  base::SimTime split_k_overhead = 0;  // a split-K GEMM's reduction, beyond its HBM traffic
+
+  // The steady fraction of peak of the main tile for `d`.
+  [[nodiscard]] double fraction(base::DType d) const;
+};
+
+// Fused attention efficiency (hwprofiles/attention_model.h): a plateau per direction and head
+// dim, reached as the sequence fills the device (seq / (seq + seq_half)).
+struct AttentionModel {
+  struct Point {
+    int head_dim = 128;
+    double fraction = 0.6;  // of the dtype's dense peak, long sequences
+  };
+  std::vector<Point> forward{Point{}};   // sorted by head_dim
+  std::vector<Point> backward{Point{}};  // sorted by head_dim
+  double seq_half_forward = 0.0;         // tokens
+  double seq_half_backward = 0.0;        // tokens
+  double causal_seq_factor = 1.0;        // a causal kernel ramps as if seq were seq/this
+};
+
+// What launching one kernel costs (hwprofiles/launch section).
+struct LaunchCosts {
+  base::SimTime stream = 0;  // device-side floor per kernel launched on a stream
+  base::SimTime graph = 0;   // the same inside a replayed CUDA graph
+  base::SimTime host = 0;    // the host's eager dispatch cost per op (framework + driver)
 };
 
 // One class of link: its one-direction bandwidth, per-hop latency and the fraction of the
@@ -77,11 +112,16 @@ struct Profile {
   double vector_flops = 0.0;                    // FLOP/s of the non-matrix (vector) units, fp32
   double hbm_capacity = 0.0;                    // bytes
   double hbm_bandwidth = 0.0;                   // bytes/s, read + write combined
-  double hbm_efficiency = 0.9;                  // achieved fraction for streaming kernels
+  double hbm_efficiency = 0.9;                  // achieved fraction for large streaming kernels
+  double hbm_half_bytes = 0.0;   // bytes at which a streaming kernel reaches half of that
   double reserved_memory = 0.0;  // bytes the runtime/allocator keeps (context, fragmentation)
   GemmModel gemm;
-  double attention_fraction = 0.6;  // fused attention kernel: achieved fraction of dense peak
-  base::SimTime kernel_launch = 0;  // fixed cost per kernel
+  AttentionModel attention;
+  // A single fused-attention fraction of dense peak: forward + backward at head dim 128,
+  // time-weighted (backward = 2.5x the FLOPs). Derived from `attention` when loaded; used
+  // where one number is needed (retiming measured traces, `--without attention-tables`).
+  double attention_fraction = 0.6;
+  LaunchCosts launch;
   int devices_per_node = 8;
   LinkSpec scale_up;                    // NVLink / HCCS / UB, per device per direction,
                                         // all of the device's scale-up links together

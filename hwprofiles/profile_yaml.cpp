@@ -7,7 +7,9 @@
 #include <string_view>
 
 #include "base/yaml_reader.h"
+#include "hwprofiles/attention_model.h"
 #include "hwprofiles/collective_yaml.h"
+#include "hwprofiles/compute_yaml.h"
 #include "hwprofiles/hw_profile.h"
 #include "hwprofiles/link_spec_yaml.h"
 
@@ -19,17 +21,11 @@ using base::Dimension;
 using base::YamlNode;
 
 constexpr std::array<std::string_view, 13> kTopKeys = {
-    "name",      "description",        "peak",          "vector_flops",     "hbm",
-    "gemm",      "attention_fraction", "kernel_launch", "devices_per_node", "scale_up",
-    "scale_out", "collective",         "fp8_transpose"};
-constexpr std::array<std::string_view, 4> kHbmKeys = {"capacity", "bandwidth", "efficiency",
-                                                      "reserved"};
-constexpr std::array<std::string_view, 5> kGemmKeys = {"tile_m", "tile_n", "compute_units",
-                                                       "max_fraction", "k_half"};
-
-base::SimTime read_time(const YamlNode& node) {
-  return base::from_seconds(node.as_quantity(Dimension::kTime, true));
-}
+    "name",      "description", "peak",         "vector_flops",     "hbm",
+    "gemm",      "attention",   "launch",       "devices_per_node", "scale_up",
+    "scale_out", "collective",  "fp8_transpose"};
+constexpr std::array<std::string_view, 5> kHbmKeys = {"capacity", "bandwidth", "efficiency",
+                                                      "half_size", "reserved"};
 
 int read_count(const YamlNode& node, std::int64_t max) {
   return static_cast<int>(node.as_int(1, max));
@@ -63,6 +59,7 @@ void read_hbm(const YamlNode& node, Profile& p) {
   p.hbm_capacity = node.at("capacity").as_quantity(Dimension::kBytes);
   p.hbm_bandwidth = node.at("bandwidth").as_quantity(Dimension::kBandwidth);
   p.hbm_efficiency = read_fraction(node.at("efficiency"));
+  p.hbm_half_bytes = node.at("half_size").as_quantity(Dimension::kBytes, true);
   auto reserved = node.at("reserved");
   p.reserved_memory = reserved.as_quantity(Dimension::kBytes, true);
   if (p.reserved_memory >= p.hbm_capacity) {
@@ -70,15 +67,6 @@ void read_hbm(const YamlNode& node, Profile& p) {
                               base::format_bytes(p.reserved_memory),
                               base::format_bytes(p.hbm_capacity)));
   }
-}
-
-void read_gemm(const YamlNode& node, GemmModel& g) {
-  node.check_keys(kGemmKeys);
-  g.tile_m = read_count(node.at("tile_m"), 4096);
-  g.tile_n = read_count(node.at("tile_n"), 4096);
-  g.compute_units = read_count(node.at("compute_units"), 100000);
-  g.max_fraction = read_fraction(node.at("max_fraction"));
-  g.k_half = static_cast<double>(node.at("k_half").as_int(0, 1 << 20));
 }
 
 // fp8_transpose goes with an FP8 peak: required with one, rejected without.
@@ -108,8 +96,9 @@ Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
   p.vector_flops = root.at("vector_flops").as_quantity(Dimension::kFlopRate);
   read_hbm(root.at("hbm"), p);
   read_gemm(root.at("gemm"), p.gemm);
-  p.attention_fraction = read_fraction(root.at("attention_fraction"));
-  p.kernel_launch = read_time(root.at("kernel_launch"));
+  read_attention(root.at("attention"), p.attention);
+  p.attention_fraction = attention_fraction_fwd_bwd(p.attention);
+  read_launch(root.at("launch"), p.launch);
   p.devices_per_node = read_count(root.at("devices_per_node"), 4096);
   p.scale_up = read_link_spec(root.at("scale_up"), LinkFields::kRequired);
   p.scale_out = read_link_spec(root.at("scale_out"), LinkFields::kRequired);

@@ -147,7 +147,7 @@ AstraConfig astra_config(const topology::TopologySpec& spec, const hw::Profile& 
   c.lost.emplace_back(fmt::format(
       "per-kernel launch ({:g} us), GEMM tile/wave efficiency, attention and vector-unit "
       "rates: the roofline uses one peak (dense {} x large-GEMM efficiency {:g})",
-      ns(profile.kernel_launch) / 1000.0, base::dtype_name(precision), profile.gemm.max_fraction));
+      ns(profile.launch.stream) / 1000.0, base::dtype_name(precision), profile.gemm.max_fraction));
   return c;
 }
 

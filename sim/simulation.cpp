@@ -136,8 +136,8 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   kernel::Scheduler scheduler;
   const std::unique_ptr<models::NetworkModel> network =
       models::make_network_model(options.network_model, scheduler, table);
-  const std::unique_ptr<models::ComputeModel> compute =
-      models::make_compute_model(options.compute_model, profile, options.effects);
+  const std::unique_ptr<models::ComputeModel> compute = models::make_compute_model(
+      options.compute_model, profile, options.effects, graph.info.cuda_graphs);
   exec::ExecSetup setup{.graph = &graph,
                         .plan = &plan,
                         .index = &index,

@@ -171,10 +171,13 @@ void fill_tessera(const RankCtx& c, const Node& n, pb::Node& out) {
   if (n.kind == NodeKind::kCompute) {
     list->add_values(static_cast<std::int64_t>(n.op));
     list->add_values(static_cast<std::int64_t>(n.dtype));
-    if (n.op == OpClass::kGemm) {
+    if (n.op == OpClass::kGemm || n.op == OpClass::kAttention) {
       for (std::int64_t v : {n.gemm.m, n.gemm.n, n.gemm.k, n.gemm.batch}) {
         list->add_values(v);
       }
+    }
+    if (n.causal) {
+      add_attr(out, tattr::kCausal).set_int64_val(1);
     }
     if (static_cast<double>(num_ops_of(n)) != n.flops) {
       add_attr(out, tattr::kFlops).set_double_val(n.flops);
@@ -217,6 +220,9 @@ void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMeta
   add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
   add_meta(meta, tattr::kCausalAttentionFlops).set_double_val(c.graph.info.causal_attention_flops);
   add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
+  if (c.graph.info.cuda_graphs) {
+    add_meta(meta, tattr::kCudaGraphs).set_int64_val(1);
+  }
   std::set<std::int32_t> used;
   for (const Node& n : rg.nodes) {
     if (n.kind == NodeKind::kCollective) {

@@ -255,6 +255,7 @@ bool apply_tessera(const Ctx& c, const EtNode& n, Node& out) {
   if (auto sms = int_attr(c.t, n, tattr::kCommSms); sms && *sms > 0 && *sms < 1024) {
     out.comm_sms = static_cast<std::int32_t>(*sms);
   }
+  out.causal = int_attr(c.t, n, tattr::kCausal).value_or(0) != 0;
   apply_comm_memory(c, n, out);
   return exact_bytes;
 }

@@ -16,9 +16,10 @@ namespace tessera::graph::chakra::tattr {
 // attribute name per node keeps traces ~1.5x, not 3x, the size of plain Chakra):
 //   [stream, phase, microbatch + 1, layer + 1, mem_alloc, mem_free]      every node
 //   [..., op, dtype]                                                     compute nodes
-//   [..., op, dtype, m, n, k, batch]                                     GEMMs
+//   [..., op, dtype, m, n, k, batch]                                     GEMMs, attention
 // enums as their exec_graph.h / dtype.h values. The others appear only where needed: exact
-// flops/bytes where num_ops/tensor_size/comm_size do not carry them, the fixed duration.
+// flops/bytes where num_ops/tensor_size/comm_size do not carry them, the fixed duration,
+// the causal mask of an attention node.
 inline constexpr const char* kNode = "tessera.node";    // int64 list, above
 inline constexpr const char* kFlops = "tessera.flops";  // double
 inline constexpr const char* kBytes = "tessera.bytes";  // double (Node::bytes)
@@ -26,6 +27,7 @@ inline constexpr const char* kBytes = "tessera.bytes";  // double (Node::bytes)
 inline constexpr const char* kCommMemory = "tessera.comm_memory";  // int64 list
 inline constexpr const char* kDurationPs = "tessera.duration_ps";  // int64, fixed_duration
 inline constexpr const char* kCommSms = "tessera.comm_sms";        // int64, Node::comm_sms > 0
+inline constexpr const char* kCausal = "tessera.causal";           // int64 1, causal attention
 inline constexpr std::size_t kNodeCommon = 6;                      // entries every node has
 inline constexpr std::size_t kNodeCompute = 8;
 inline constexpr std::size_t kNodeGemm = 12;
@@ -43,6 +45,7 @@ inline constexpr const char* kHardwareFlops = "tessera.hardware_flops";  // doub
 inline constexpr const char* kTokens = "tessera.tokens";                 // double
 inline constexpr const char* kCausalAttentionFlops = "tessera.causal_attention_flops";  // double
 inline constexpr const char* kFlopsConvention = "tessera.flops_convention";             // string
+inline constexpr const char* kCudaGraphs = "tessera.cuda_graphs";  // int64 1: CUDA-graph launches
 // Per group the rank uses, <pg> its pg_name: kind (group_kind_name) and ranks in ring order.
 inline constexpr std::string_view kGroupKindPrefix = "tessera.group_kind.";    // string
 inline constexpr std::string_view kGroupRanksPrefix = "tessera.group_ranks.";  // int64 list

@@ -17,10 +17,15 @@ namespace {
 
 // Adding an effect: one line here, and the model that owns it asks Effects::on(name).
 constexpr std::array kEffects{
-    EffectInfo{"kernel-launch", "a fixed launch cost per compute kernel (hwprofile kernel_launch)"},
+    EffectInfo{"kernel-launch",
+               "a device-side launch floor per compute kernel (hwprofile launch.stream, or "
+               "launch.graph with training.cuda_graphs)"},
+    EffectInfo{"host-launch",
+               "eager launches: a kernel takes at least the host's dispatch cost per op "
+               "(launch.host); off, or with CUDA graphs: no host bound"},
     EffectInfo{"gemm-quantization",
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
-               "the profile's max_fraction"},
+               "the profile's max_fraction for its dtype"},
     EffectInfo{"collective-tuner",
                "the collective tuner: algorithm (ring, NVLS, mesh, one-shot, tree) and protocol "
                "(LL, LL128, Simple) by estimated time; off: Simple rings"},
@@ -31,6 +36,16 @@ constexpr std::array kEffects{
                "compute kernels slow down while a collective is in flight on their device: "
                "compute-bound ones lose the collective's SMs, memory-bound ones its HBM "
                "bandwidth (sim/exec/interference.h)"},
+    EffectInfo{"gemm-kernel-choice",
+               "GEMMs pick the fastest of the profile's CTA tiles and split-K factors; off: the "
+               "main tile only, no split-K"},
+    EffectInfo{"gemm-latency", "a fixed device time per GEMM kernel (gemm.latency)"},
+    EffectInfo{"attention-tables",
+               "fused attention by pass, head dim, sequence length and causality (profile "
+               "attention section); off: one flat attention_fraction"},
+    EffectInfo{"memory-bound-ramp",
+               "memory-bound kernels below hbm.half_size reach less of the HBM plateau; off: "
+               "every kernel at the plateau"},
 };
 
 bool known(std::string_view name) {

@@ -377,6 +377,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
       "backward = 2x forward (Narayanan/Korthikanti); hardware FLOPs add recomputation";
   add_notes(s, g.info);
   g.info.config = step_config(s);
+  g.info.cuda_graphs = s.training.cuda_graphs;
   return g;
 }
 

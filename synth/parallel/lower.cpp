@@ -158,6 +158,7 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   n.flops = op.flops;
   n.bytes = op.bytes;
   n.gemm = op.gemm;
+  n.causal = op.causal;
   n.op = op.cls;
   n.dtype = op.fp8 ? base::DType::kFP8 : g_.tensor(op.out[0]).dtype;  // FP8 GEMMs: the rate
   n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;

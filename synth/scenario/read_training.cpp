@@ -16,7 +16,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 12> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 13> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -27,7 +27,8 @@ constexpr std::array<std::string_view, 12> kTrainingKeys = {"seq_len",
                                                             "grad_bucket",
                                                             "overlap_grad_reduce",
                                                             "overlap_param_gather",
-                                                            "overlap_p2p_comm"};
+                                                            "overlap_p2p_comm",
+                                                            "cuda_graphs"};
 constexpr std::array<std::string_view, 9> kParallelKeys = {"tp",
                                                            "pp",
                                                            "dp",
@@ -193,6 +194,9 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   }
   if (auto v = n.find("grad_bucket")) {
     t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);
+  }
+  if (auto v = n.find("cuda_graphs")) {
+    t.cuda_graphs = v->as_bool();
   }
 }
 

@@ -94,6 +94,9 @@ struct TrainingConfig {
   // --overlap-p2p-communication); unset: the schedule's framework default, blocking for
   // 1F1B, GPipe and the zero-bubble schedules, overlapped for interleaved and DualPipe(V).
   std::optional<bool> overlap_p2p_comm;
+  // Kernels replayed from captured CUDA graphs; false: PyTorch eager launches, op by op (what
+  // Megatron-LM runs by default).
+  bool cuda_graphs = false;
 };
 
 struct ParallelConfig {

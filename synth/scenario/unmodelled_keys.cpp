@@ -20,12 +20,11 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::array<Unmodelled, 5> kUnmodelled = {{
+constexpr std::array<Unmodelled, 4> kUnmodelled = {{
     {"parallelism", "ep", "", "expert parallelism", ""},
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},
-    {"training", "cuda_graphs", "", "CUDA graph capture", ""},
 }};
 
 }  // namespace

@@ -113,6 +113,17 @@ TEST(ExactRoundTrip, MultiNodePipelineAndDataParallelMatchDirectSimulation) {
   }
 }
 
+// The attention shape and mask (tessera.node dims, tessera.causal) and CUDA-graph launches
+// (tessera.cuda_graphs) travel too: without them, attention would run at the non-causal
+// rate and every kernel would wait for the eager host.
+TEST(ExactRoundTrip, AttentionShapeAndCudaGraphsSurvive) {
+  const synth::Scenario s =
+      synth::load_scenario(tiny_path(), {"training.cuda_graphs=true", "training.seq_len=1024"});
+  chakra_test::TempDir dir;
+  ImportInfo info;
+  expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/graphs", info));
+}
+
 // A malformed tessera.node is an input error naming the node, never a silent misreading.
 TEST(ExactRoundTrip, MalformedTesseraNodeIsAnInputError) {
   using ChakraProtoMsg::COMP_NODE;

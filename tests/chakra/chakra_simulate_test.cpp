@@ -16,13 +16,15 @@
 namespace tessera::graph::chakra {
 namespace {
 
-sim::RunStats simulate_on_one_node(const ExecGraph& g, bool eager_sends = false) {
+sim::RunStats simulate_on_one_node(const ExecGraph& g, bool eager_sends = false,
+                                   const models::Effects& effects = {}) {
   hw::Profile profile = hw::load_profile("h100-sxm");
   topology::Cluster cluster(topology::load_topology_preset("single-node", {}), profile,
                             g.num_ranks);
   sim::SimOptions opt;
   opt.share_rank_classes = false;
   opt.eager_sends = eager_sends;
+  opt.effects = effects;
   return sim::simulate(g, cluster, profile, opt);
 }
 
@@ -73,19 +75,27 @@ TEST(ImportedTrace, TesseraExportRuns) {
 }
 
 // Without the tessera.* attributes (what another tool sees) op classes and GEMM shapes are
-// lost (FLOPs run at the GEMM ceiling), as is the TP/DP stream split: about 0.54x the
-// direct time on this scenario.
+// lost (FLOPs run at the GEMM ceiling), as is the TP/DP stream split, so the step is faster
+// than the direct one: 0.97x on this scenario, whose small GEMMs pick small tiles and split-K
+// and so run near the ceiling anyway (0.54x with one 128x256 tile for every GEMM). Its kernels are
+// so small that fixed costs (the host's eager dispatch, GEMM latency, the small-kernel HBM ramp)
+// would hide that, so those are off here.
 TEST(ImportedTrace, TesseraExportWithoutTesseraAttributesRuns) {
   const ExecGraph g = tiny_graph();
   chakra_test::TempDir dir;
   ExportOptions o;
   o.tessera_attrs = false;
   write_chakra(g, dir.path() + "/tiny", o);
-  const sim::RunStats back = simulate_on_one_node(read_chakra(dir.path() + "/tiny"));
-  const sim::RunStats direct = simulate_on_one_node(g);
+  models::Effects device_bound;
+  for (const char* effect : {"host-launch", "gemm-latency", "memory-bound-ramp"}) {
+    device_bound.disable(effect);
+  }
+  const sim::RunStats back =
+      simulate_on_one_node(read_chakra(dir.path() + "/tiny"), false, device_bound);
+  const sim::RunStats direct = simulate_on_one_node(g, false, device_bound);
   const double ratio = back.step_time_s / direct.step_time_s;
   EXPECT_GT(ratio, 0.25) << back.step_time_s << " s imported vs " << direct.step_time_s;
-  EXPECT_LT(ratio, 0.9) << back.step_time_s << " s imported vs " << direct.step_time_s;
+  EXPECT_LT(ratio, 0.99) << back.step_time_s << " s imported vs " << direct.step_time_s;
 }
 
 }  // namespace

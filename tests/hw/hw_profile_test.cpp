@@ -30,14 +30,21 @@ hbm:
   bandwidth: "2 TB/s"
   efficiency: 0.9
   reserved: "2 GiB"
+  half_size: "12 MB"
 gemm:
-  tile_m: 128
-  tile_n: 256
+  tiles: ["128x256", "64x64"]
   compute_units: 100
-  max_fraction: 0.8
+  max_fraction: {bf16: 0.8}
   k_half: 64
-attention_fraction: 0.5
-kernel_launch: "4 us"
+  small_tile_exponent: 0.5
+  latency: "5 us"
+  split_k_overhead: "3 us"
+attention:
+  forward: {64: 0.5, 128: 0.7}
+  backward: {128: 0.6}
+  seq_half: {forward: 256, backward: 512}
+  causal_seq_factor: 2
+launch: {stream: "2.5 us", graph: "1.3 us", host: "7.5 us"}
 devices_per_node: 8
 scale_up: {bandwidth: "450 GB/s", latency: "0.5 us", efficiency: 0.8}
 scale_out: {bandwidth: "400 Gb/s", latency: "1 us", efficiency: 0.9}
@@ -87,10 +94,13 @@ TEST(HwProfile, H100ValuesAndUnits) {
   EXPECT_DOUBLE_EQ(p.scale_up.bandwidth, 450e9);
   EXPECT_DOUBLE_EQ(p.scale_out.bandwidth, 50e9);  // 400 Gb/s
   EXPECT_EQ(p.scale_up.latency, base::from_us(0.47));
-  EXPECT_EQ(p.kernel_launch, base::from_us(4.0));
+  EXPECT_EQ(p.launch.stream, base::from_us(2.4));
+  EXPECT_EQ(p.launch.graph, base::from_us(1.3));
   EXPECT_EQ(p.gemm.compute_units, 132);
-  EXPECT_EQ(p.gemm.tile_m, 128);
-  EXPECT_EQ(p.gemm.tile_n, 256);
+  EXPECT_EQ(p.gemm.tiles.front().m, 128);
+  EXPECT_EQ(p.gemm.tiles.front().n, 256);
+  EXPECT_DOUBLE_EQ(p.gemm.fraction(DType::kFP8), 0.69);
+  EXPECT_DOUBLE_EQ(p.gemm.fraction(DType::kFP16), p.gemm.max_fraction);
 }
 
 TEST(HwProfile, AbsentDTypesAreUnsupported) {
@@ -143,7 +153,7 @@ TEST(HwProfile, Fp8TransposeIsGivenExactlyWithAnFp8Peak) {
       "'fp8_transpose' (true: FP8 GEMMs read both operands K-major only, as on Hopper; "
       "false: either layout, as on Blackwell)");
   EXPECT_EQ(load_error(with("devices_per_node: 8", "devices_per_node: 8\nfp8_transpose: true")),
-            "bad.yaml:21:16: error: 'fp8_transpose': this describes FP8 GEMMs, but the part has "
+            "bad.yaml:28:16: error: 'fp8_transpose': this describes FP8 GEMMs, but the part has "
             "no peak.fp8");
 }
 
@@ -152,14 +162,23 @@ TEST(HwProfile, TheValidFixtureLoads) {
   EXPECT_DOUBLE_EQ(p.scale_out.bandwidth, 50e9);
   EXPECT_EQ(p.collective_step, base::from_us(1.0));
   EXPECT_EQ(p.peak(DType::kFP16), 0.0);
+  ASSERT_EQ(p.gemm.tiles.size(), 2U);
+  EXPECT_EQ(p.gemm.tiles[1].m, 64);
+  EXPECT_DOUBLE_EQ(p.gemm.fraction(DType::kFP8), 0.8);  // absent: as bf16
+  EXPECT_EQ(p.gemm.latency, base::from_us(5.0));
+  EXPECT_DOUBLE_EQ(p.hbm_half_bytes, 12e6);
+  ASSERT_EQ(p.attention.forward.size(), 2U);
+  EXPECT_DOUBLE_EQ(p.attention.seq_half_backward, 512.0);
+  // Derived: forward + backward at head dim 128, time-weighted.
+  EXPECT_DOUBLE_EQ(p.attention_fraction, 3.5 / (1.0 / 0.7 + 2.5 / 0.6));
+  EXPECT_EQ(p.launch.host, base::from_us(7.5));
 }
 
 TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
-  EXPECT_EQ(load_error(with("kernel_launch:", "kernel_lanch:")),
-            "bad.yaml:19:1: error: unknown key 'kernel_lanch'; did you mean 'kernel_launch'? "
+  EXPECT_EQ(load_error(with("launch: {", "lanch: {")),
+            "bad.yaml:26:1: error: unknown key 'lanch'; did you mean 'launch'? "
             "(valid keys: name, description, peak, vector_flops, hbm, gemm, "
-            "attention_fraction, kernel_launch, devices_per_node, scale_up, scale_out, "
-            "collective, fp8_transpose)");
+            "attention, launch, devices_per_node, scale_up, scale_out, collective, fp8_transpose)");
   EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
             "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
             "(valid keys: bf16, fp16, fp32, fp8)");
@@ -167,11 +186,22 @@ TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
 
 TEST(HwProfileErrors, QuantitiesNeedTheirUnits) {
   EXPECT_EQ(load_error(with("\"450 GB/s\"", "450")),
-            "bad.yaml:21:23: error: 'scale_up.bandwidth': expected a bandwidth with a unit, "
+            "bad.yaml:28:23: error: 'scale_up.bandwidth': expected a bandwidth with a unit, "
             "e.g. \"900 GB/s\" or \"400 Gb/s\", got '450'");
-  EXPECT_EQ(load_error(with("\"4 us\"", "\"4 GB\"")),
-            "bad.yaml:19:16: error: 'kernel_launch': expected a time with a unit, e.g. "
+  EXPECT_EQ(load_error(with("\"2.5 us\"", "\"4 GB\"")),
+            "bad.yaml:26:18: error: 'launch.stream': expected a time with a unit, e.g. "
             "\"1.5 us\", got '4 GB'");
+}
+
+TEST(HwProfileErrors, ComputeSectionsSayWhatTheyExpect) {
+  EXPECT_EQ(load_error(with("\"64x64\"", "\"64by64\"")),
+            "bad.yaml:14:22: error: 'gemm.tiles[1]': expected a CTA tile 'MxN' (1..4096 each), "
+            "got '64by64'; e.g. \"128x256\"");
+  EXPECT_EQ(load_error(with("forward: {64:", "forward: {hd64:")),
+            "bad.yaml:22:13: error: expected a head dim (1..4096), got 'hd64'; map head dims "
+            "to fractions, e.g. {64: 0.55, 128: 0.7}");
+  EXPECT_EQ(load_error(with("causal_seq_factor: 2", "causal_seq_factor: 0.5")),
+            "bad.yaml:25:22: error: 'attention.causal_seq_factor': expected a number in [1, 16]");
 }
 
 TEST(HwProfileErrors, FractionsAndCountsAreRangeChecked) {

@@ -3,7 +3,6 @@
 // each test states the figure it checks, so a typo in a profile fails here, not in a golden.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <string>
 
 #include "hwprofiles/hw_profile.h"
@@ -74,39 +73,8 @@ TEST(ProfileValues, Gb200IsAFasterB200InOneRack) {
   EXPECT_EQ(gb200.devices_per_node, 72);
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
-// The tile x wave x fill factor of hwprofiles/gemm_model.h for a shape, written out here (not
-// called) so that the check below stays the profile comment's own arithmetic.
-double shape_factor(const GemmModel& g, std::int64_t m, std::int64_t n, std::int64_t k) {
-  std::int64_t tm = ceil_div(m, g.tile_m);
-  std::int64_t tn = ceil_div(n, g.tile_n);
-  double tile = static_cast<double>(m * n) / static_cast<double>(tm * g.tile_m * tn * g.tile_n);
-  double wave = static_cast<double>(tm * tn) /
-                static_cast<double>(ceil_div(tm * tn, g.compute_units) * g.compute_units);
-  return tile * wave * static_cast<double>(k) / (static_cast<double>(k) + g.k_half);
-}
-
-// max_fraction reproduces the MAMF best shape it was calibrated on (gemm.yaml
-// mamf-b200_sxm-bf16, mamf-gb200_sxm-bf16, mamf-h100_sxm-bf16 "H200 is the same") within 1%.
-TEST(ProfileValues, GemmCeilingsReproduceTheirMamfRows) {
-  struct Row {
-    const char* profile;
-    std::int64_t m, n, k;
-    double tflops;
-  };
-  for (const Row& r :
-       {Row{"b200", 1792, 16128, 3072, 1745.0}, Row{"gb200", 4096, 9728, 2048, 1822.0},
-        Row{"h200-sxm", 2048, 2048, 13312, 794.5}}) {
-    SCOPED_TRACE(r.profile);
-    Profile p = load_profile(r.profile);
-    double predicted =
-        p.gemm.max_fraction * shape_factor(p.gemm, r.m, r.n, r.k) * p.peak(DType::kBF16) / 1e12;
-    EXPECT_NEAR(predicted, r.tflops, 0.01 * r.tflops);
-  }
-}
+// The MAMF best-shape ceilings of these profiles are reproduced through the GEMM model in
+// tests/hw/gemm_repro_test.cpp (GemmRepro.BestShapeCeilings).
 
 }  // namespace
 }  // namespace tessera::hw

@@ -179,7 +179,7 @@ hw::Profile scale_profile() {
   p.scale_out = {50e9, 2'000'000, 0.9};
   p.collective_launch = 8'000'000;
   p.collective_step = 1'000'000;
-  p.kernel_launch = 5'000'000;
+  p.launch.stream = 5'000'000;
   return p;
 }
 

@@ -42,7 +42,7 @@ TEST(Simulation, ChainOfFixedComputeNodesSumsExactly) {
 
 TEST(Simulation, RooflineNodesUseTheProfile) {
   hw::Profile p = test_profile();
-  p.kernel_launch = 2000;
+  p.launch.stream = 2000;
   ExecGraph g;
   RankGraph r;
   graph::Node copy = compute(g, "copy", -1);

@@ -110,13 +110,16 @@ TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
       {"parallelism.cp=2", "`parallelism.cp` (context parallelism) is not modelled yet"},
       {"parallelism.zero=3", "`parallelism.zero` (ZeRO sharding) is not modelled yet"},
       {"training.zero=1", "`training.zero` (ZeRO sharding) is not modelled yet"},
-      {"training.cuda_graphs=true",
-       "`training.cuda_graphs` (CUDA graph capture) is not modelled yet"},
   };
   for (const auto& [set, message] : cases) {
     std::string e = error_of([&] { (void)tiny({set}); });
     EXPECT_EQ(e.rfind("--set " + set + ": error: " + message, 0), 0U) << e;
   }
+}
+
+TEST(LoadScenario, CudaGraphsDefaultToEagerLaunches) {
+  EXPECT_FALSE(tiny({}).training.cuda_graphs);
+  EXPECT_TRUE(tiny({"training.cuda_graphs=true"}).training.cuda_graphs);
 }
 
 TEST(LoadScenario, EveryBooleanSpellingIsTaken) {

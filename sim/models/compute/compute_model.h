@@ -27,8 +27,10 @@ class ComputeModel {
   [[nodiscard]] virtual base::SimTime duration(const graph::Node& node) const = 0;
 };
 
+// `cuda_graphs`: the step's kernels are replayed from CUDA graphs (graph::StepInfo).
 using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile,
-                                                              const Effects& effects);
+                                                              const Effects& effects,
+                                                              bool cuda_graphs);
 
 using ComputeModelRegistry = base::Registry<ComputeModelFactory>;
 
@@ -40,6 +42,7 @@ void register_roofline_compute_model(ComputeModelRegistry& registry);
 // The named model for `profile` with `effects`; base::InputError listing the names when it is
 // unknown.
 std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
-                                                 const Effects& effects = {});
+                                                 const Effects& effects = {},
+                                                 bool cuda_graphs = false);
 
 }  // namespace tessera::models

@@ -18,8 +18,8 @@ const ComputeModelRegistry& builtin_compute_models() {
 }
 
 std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
-                                                 const Effects& effects) {
-  return builtin_compute_models().get("compute model", name)(profile, effects);
+                                                 const Effects& effects, bool cuda_graphs) {
+  return builtin_compute_models().get("compute model", name)(profile, effects, cuda_graphs);
 }
 
 }  // namespace tessera::models

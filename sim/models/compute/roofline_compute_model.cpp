@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "base/error.h"
-#include "hwprofiles/gemm_model.h"
+#include "hwprofiles/attention_model.h"
+#include "hwprofiles/memory_model.h"
 
 namespace tessera::models {
 
@@ -24,13 +26,32 @@ double time_at(double amount, double rate) {
   return amount / rate;
 }
 
+bool has_shape(const graph::GemmDims& g) {
+  return g.m >= 1 && g.n >= 1 && g.k >= 1 && g.batch >= 1;
+}
+
 }  // namespace
 
-RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Effects& effects)
+std::size_t RooflineComputeModel::ShapeHash::operator()(const ShapeKey& s) const {
+  std::size_t h = std::hash<std::int64_t>{}(s.m);
+  for (std::int64_t v : {s.n, s.k, s.batch, static_cast<std::int64_t>(s.dtype)}) {
+    h = h * 1000003u ^ std::hash<std::int64_t>{}(v);
+  }
+  return h * 1000003u ^ std::hash<double>{}(s.bytes);
+}
+
+RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Effects& effects,
+                                           bool cuda_graphs)
     : profile_(profile),
-      memory_rate_(profile.hbm_bandwidth * profile.hbm_efficiency),
-      launch_(effects.on("kernel-launch") ? profile.kernel_launch : 0),
-      gemm_quantization_(effects.on("gemm-quantization")) {}
+      gemm_options_{.quantization = effects.on("gemm-quantization"),
+                    .kernel_choice = effects.on("gemm-kernel-choice"),
+                    .latency = effects.on("gemm-latency")},
+      attention_tables_(effects.on("attention-tables")),
+      memory_ramp_(effects.on("memory-bound-ramp")),
+      floor_(!effects.on("kernel-launch") ? 0
+             : cuda_graphs                ? profile.launch.graph
+                                          : profile.launch.stream),
+      host_(cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
 
 double RooflineComputeModel::matrix_peak(base::DType d) const {
   double p = profile_.peak_flops[static_cast<std::size_t>(d)];
@@ -40,37 +61,69 @@ double RooflineComputeModel::matrix_peak(base::DType d) const {
   return p > 0.0 ? p : profile_.vector_flops;
 }
 
-double RooflineComputeModel::math_rate(const graph::Node& node) const {
-  switch (node.op) {
-    case graph::OpClass::kGemm: {
-      const graph::GemmDims& g = node.gemm;
-      if (!gemm_quantization_ || g.m < 1 || g.n < 1 || g.k < 1 || g.batch < 1) {
-        return matrix_peak(node.dtype) * profile_.gemm.max_fraction;
-      }
-      return matrix_peak(node.dtype) * hw::gemm_efficiency(profile_.gemm, g.m, g.n, g.k, g.batch);
-    }
-    case graph::OpClass::kAttention:
-      return matrix_peak(node.dtype) * profile_.attention_fraction;
-    default:
-      return profile_.vector_flops;
+double RooflineComputeModel::memory_seconds(double bytes) const {
+  return bytes > 0.0 ? bytes / hw::memory_rate(profile_, bytes, memory_ramp_) : 0.0;
+}
+
+double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
+  double rate = matrix_peak(node.dtype) * profile_.gemm.fraction(node.dtype);
+  if (!has_shape(node.gemm)) {
+    return std::max(time_at(node.flops, rate), memory_seconds(node.bytes));
   }
+  const graph::GemmDims& g = node.gemm;
+  ShapeKey key{g.m, g.n, g.k, g.batch, node.bytes, node.dtype};
+  auto it = gemm_cache_.find(key);
+  if (it != gemm_cache_.end()) {
+    return it->second;
+  }
+  // The plateau rate: the GEMM's fixed cost is its own latency term.
+  double hbm = hw::memory_rate(profile_, node.bytes, false);
+  double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
+                              gemm_options_);
+  gemm_cache_.emplace(key, s);
+  return s;
+}
+
+double RooflineComputeModel::attention_seconds(const graph::Node& node) const {
+  double fraction = profile_.attention_fraction;
+  if (attention_tables_ && has_shape(node.gemm)) {
+    hw::AttentionPass pass = node.phase == graph::Phase::kBackward ? hw::AttentionPass::kBackward
+                                                                   : hw::AttentionPass::kForward;
+    fraction =
+        hw::attention_fraction(profile_.attention, pass, {node.gemm.n, node.gemm.k, node.causal});
+  }
+  double math = time_at(node.flops, matrix_peak(node.dtype) * fraction);
+  return std::max(math, memory_seconds(node.bytes));
+}
+
+double RooflineComputeModel::device_seconds(const graph::Node& node) const {
+  switch (node.op) {
+    case graph::OpClass::kGemm:
+      return gemm_seconds(node);
+    case graph::OpClass::kAttention:
+      return attention_seconds(node);
+    default:
+      return std::max(time_at(node.flops, profile_.vector_flops), memory_seconds(node.bytes));
+  }
+}
+
+base::SimTime RooflineComputeModel::launched(double device_s) const {
+  return std::max(floor_ + base::from_seconds(device_s), host_);
 }
 
 base::SimTime RooflineComputeModel::duration(const graph::Node& node) const {
   if (node.fixed_duration >= 0) {
     return node.fixed_duration;
   }
-  double math_s = node.flops > 0.0 ? time_at(node.flops, math_rate(node)) : 0.0;
-  double memory_s = time_at(node.bytes, memory_rate_);
-  return launch_ + base::from_seconds(std::max(math_s, memory_s));
+  return launched(device_seconds(node));
 }
 
 void register_roofline_compute_model(ComputeModelRegistry& registry) {
-  registry.add(
-      "roofline",
-      [](const hw::Profile& profile, const Effects& effects) -> std::unique_ptr<ComputeModel> {
-        return std::make_unique<RooflineComputeModel>(profile, effects);
-      });
+  registry.add("roofline",
+               [](const hw::Profile& profile, const Effects& effects,
+                  bool cuda_graphs) -> std::unique_ptr<ComputeModel> {
+                 return std::make_unique<RooflineComputeModel>(profile, effects, cuda_graphs);
+               });
 }
 
 }  // namespace tessera::models

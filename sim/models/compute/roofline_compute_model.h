@@ -1,38 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
 // Roofline timing of one compute node on one device: the slower of its math (at the achieved
-// fraction of the dtype's peak) and its HBM traffic, plus a fixed kernel launch cost.
+// fraction of the dtype's peak) and its HBM traffic (at the achieved rate for its size), then
+// the cost of launching it (docs/compute_model.md).
 #pragma once
+
+#include <cstdint>
+#include <unordered_map>
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
+#include "hwprofiles/gemm_model.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/models/compute/compute_model.h"
 
 namespace tessera::models {
 
-// Contract: duration() is deterministic, >= 0 and >= kernel_launch for modelled nodes; a node
-// with fixed_duration >= 0 takes exactly that. Math rates by op class:
-//   kGemm       peak(dtype) * hw::gemm_efficiency(gemm dims)
-//   kAttention  peak(dtype) * profile.attention_fraction
-//   otherwise   vector_flops (memory-bound kernels: the HBM term usually wins)
-// where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0.
-// Effects (sim/models/effects.h): "kernel-launch" adds kernel_launch to every modelled node;
-// "gemm-quantization" applies gemm_efficiency (off: every GEMM at gemm.max_fraction).
-// Registered as "roofline".
+// Contract: duration() is deterministic and >= 0; a node with fixed_duration >= 0 takes
+// exactly that. Device time by op class:
+//   kGemm       hw::gemm_seconds (kernel choice, quantization, latency, HBM bound)
+//   kAttention  flops / (peak(dtype) * hw::attention_fraction(pass, seq, head dim, causal))
+//   otherwise   max(flops / vector_flops, bytes / hw::memory_rate(bytes))
+// where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0. Then
+//   eager:       max(device + launch.stream, launch.host)   (the host dispatches op by op)
+//   CUDA graphs: device + launch.graph
+// Effects (sim/models/effects.h): kernel-launch (the device floor), host-launch (the eager
+// host bound), gemm-quantization, gemm-kernel-choice, gemm-latency, attention-tables (off:
+// the flat profile.attention_fraction), memory-bound-ramp (off: the plateau rate).
+// Not thread-safe: GEMM times are cached per shape. Registered as "roofline".
 class RooflineComputeModel final : public ComputeModel {
  public:
-  explicit RooflineComputeModel(const hw::Profile& profile, const Effects& effects = {});
+  explicit RooflineComputeModel(const hw::Profile& profile, const Effects& effects = {},
+                                bool cuda_graphs = false);
   [[nodiscard]] base::SimTime duration(const graph::Node& node) const override;
-  [[nodiscard]] double math_rate(const graph::Node& node) const;     // achieved FLOP/s
-  [[nodiscard]] double memory_rate() const { return memory_rate_; }  // achieved bytes/s
+  // Device seconds of a modelled node, before launch costs.
+  [[nodiscard]] double device_seconds(const graph::Node& node) const;
 
  private:
+  struct ShapeKey {
+    std::int64_t m, n, k, batch;
+    double bytes;
+    base::DType dtype;
+    bool operator==(const ShapeKey&) const = default;
+  };
+  struct ShapeHash {
+    std::size_t operator()(const ShapeKey& s) const;
+  };
+
   [[nodiscard]] double matrix_peak(base::DType d) const;
+  [[nodiscard]] double memory_seconds(double bytes) const;
+  [[nodiscard]] double gemm_seconds(const graph::Node& node) const;
+  [[nodiscard]] double attention_seconds(const graph::Node& node) const;
+  [[nodiscard]] base::SimTime launched(double device_s) const;
 
   const hw::Profile& profile_;
-  double memory_rate_ = 0.0;
-  base::SimTime launch_ = 0;
-  bool gemm_quantization_ = true;
+  hw::GemmOptions gemm_options_;
+  bool attention_tables_ = true;
+  bool memory_ramp_ = true;
+  base::SimTime floor_ = 0;  // device-side launch floor per kernel
+  base::SimTime host_ = 0;   // eager host dispatch per op (0 with CUDA graphs)
+  mutable std::unordered_map<ShapeKey, double, ShapeHash> gemm_cache_;
 };
 
 }  // namespace tessera::models

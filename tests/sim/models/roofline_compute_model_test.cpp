@@ -22,7 +22,7 @@ graph::Node op(graph::OpClass c, double flops, double bytes) {
 
 TEST(RooflineComputeModel, FixedDurationWins) {
   hw::Profile p = simtest::test_profile();
-  p.kernel_launch = 5000;
+  p.launch.stream = 5000;
   graph::Node n = op(graph::OpClass::kGemm, 1e12, 1e9);
   n.fixed_duration = 1234;
   EXPECT_EQ(RooflineComputeModel(p).duration(n), 1234);
@@ -31,7 +31,7 @@ TEST(RooflineComputeModel, FixedDurationWins) {
 TEST(RooflineComputeModel, MemoryBoundOpTakesBytesOverBandwidth) {
   hw::Profile p = simtest::test_profile();
   p.hbm_efficiency = 0.5;
-  p.kernel_launch = 3000;
+  p.launch.stream = 3000;
   RooflineComputeModel m(p);
   // 4 GB at 2 TB/s * 0.5 = 4 ms; 1 GFLOP at 50 TFLOP/s vector = 20 us.
   EXPECT_EQ(m.duration(op(graph::OpClass::kElementwise, 1e9, 4e9)), 3000 + from_seconds(4e-3));
@@ -41,13 +41,61 @@ TEST(RooflineComputeModel, MemoryBoundOpTakesBytesOverBandwidth) {
 
 TEST(RooflineComputeModel, GemmUsesTheEfficiencyModel) {
   hw::Profile p = simtest::test_profile();
-  p.kernel_launch = 1000;
+  p.launch.stream = 1000;
   graph::Node n = op(graph::OpClass::kGemm, 2.0 * 4096 * 4096 * 4096, 3.0 * 4096 * 4096 * 2);
   n.gemm = {4096, 4096, 4096, 1};
-  double eff = hw::gemm_efficiency(p.gemm, 4096, 4096, 4096, 1);
-  double math = n.flops / (1e15 * eff);
+  p.gemm.latency = 4000;
+  double math =
+      hw::gemm_kernel(p.gemm, {4096, 4096, 4096, 1}, 1e15 * p.gemm.max_fraction, 2e12).seconds;
   ASSERT_GT(math, n.bytes / 2e12);  // compute-bound
-  EXPECT_EQ(RooflineComputeModel(p).duration(n), 1000 + from_seconds(math));
+  EXPECT_EQ(RooflineComputeModel(p).duration(n), 1000 + 4000 + from_seconds(math));
+  // A skinny GEMM is bound by its A, B and C bytes at the HBM plateau.
+  graph::Node skinny = op(graph::OpClass::kGemm, 2.0 * 8 * 8192 * 8192, 2.0 * 8192 * 8192);
+  skinny.gemm = {8, 8192, 8192, 1};
+  EXPECT_EQ(RooflineComputeModel(p).duration(skinny),
+            1000 + 4000 + from_seconds(skinny.bytes / 2e12));
+}
+
+TEST(RooflineComputeModel, EagerKernelsWaitForTheHostGraphsPayTheFloor) {
+  hw::Profile p = simtest::test_profile();
+  p.launch = {
+      .stream = from_seconds(2.5e-6), .graph = from_seconds(1.3e-6), .host = from_seconds(7.5e-6)};
+  graph::Node tiny = op(graph::OpClass::kElementwise, 0.0, 2e6);  // 1 us at 2 TB/s
+  graph::Node big = op(graph::OpClass::kElementwise, 0.0, 2e9);   // 1 ms
+  RooflineComputeModel eager(p);
+  EXPECT_EQ(eager.duration(tiny), from_seconds(7.5e-6));  // the host is the bottleneck
+  EXPECT_EQ(eager.duration(big), from_seconds(2.5e-6) + from_seconds(1e-3));
+  RooflineComputeModel graphs(p, {}, true);
+  EXPECT_EQ(graphs.duration(tiny), from_seconds(1.3e-6) + from_seconds(1e-6));
+  EXPECT_EQ(graphs.duration(big), from_seconds(1.3e-6) + from_seconds(1e-3));
+}
+
+TEST(RooflineComputeModel, AttentionByPassHeadDimSequenceAndMask) {
+  hw::Profile p = simtest::test_profile();
+  p.attention.forward = {{128, 0.8}};
+  p.attention.backward = {{128, 0.5}};
+  p.attention.seq_half_forward = 1024;
+  p.attention.seq_half_backward = 1024;
+  p.attention.causal_seq_factor = 2.0;
+  graph::Node attn = op(graph::OpClass::kAttention, 1e12, 0.0);
+  attn.gemm = {1024, 1024, 128, 32};  // q len, kv len, head dim, batch x heads
+  RooflineComputeModel m(p);
+  EXPECT_EQ(m.duration(attn), from_seconds(1e12 / (1e15 * 0.8 * 0.5)));
+  attn.phase = graph::Phase::kBackward;
+  EXPECT_EQ(m.duration(attn), from_seconds(1e12 / (1e15 * 0.5 * 0.5)));
+  attn.causal = true;  // ramps as 512 / (512 + 1024)
+  EXPECT_EQ(m.duration(attn), from_seconds(1e12 / (1e15 * 0.5 / 3.0)));
+  attn.phase = graph::Phase::kRecompute;  // a recomputed forward
+  EXPECT_EQ(m.duration(attn), from_seconds(1e12 / (1e15 * 0.8 / 3.0)));
+}
+
+TEST(RooflineComputeModel, SmallMemoryBoundKernelsReachLessOfThePlateau) {
+  hw::Profile p = simtest::test_profile();
+  p.hbm_half_bytes = 4e6;
+  RooflineComputeModel m(p);
+  // 4 MB at half the 2 TB/s plateau: 4 us; 396 MB at 0.99 of it: 200 us.
+  EXPECT_EQ(m.duration(op(graph::OpClass::kNorm, 0.0, 4e6)), from_seconds(4e-6));
+  EXPECT_EQ(m.duration(op(graph::OpClass::kNorm, 0.0, 396e6)), from_seconds(200e-6));
 }
 
 TEST(RooflineComputeModel, AttentionAndDtypeFallbacks) {
