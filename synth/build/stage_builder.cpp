@@ -282,15 +282,8 @@ void StageBuilder::place_blocks() {
 // Which encoder device runs replica `replica`'s microbatch `mb`: round-robin over the
 // devices, microbatch-major, so every device starts on the earliest microbatches.
 
-RankGraph StageBuilder::build() {
-  if (rank_ >= c_.mesh.size()) {
-    return build_encoder_device();
-  }
-  const Scenario& s = c_.s;
-  stages_ = static_cast<std::int32_t>(s.parallel.pp);
-  stage_ = static_cast<std::int32_t>(c_.mesh.coord(rank_)[Axis::kPP]);
-  place_blocks();
-  auto m = static_cast<std::int32_t>(s.microbatches());
+// Per-microbatch node slots of the LLM's blocks and chunks.
+void StageBuilder::allocate_slots(std::int32_t m) {
   fwd_base_.assign(static_cast<std::size_t>(m) * total_blocks_, kNone);
   fwd_input_.assign(fwd_base_.size(), kNone);
   fwd_out_.assign(static_cast<std::size_t>(m) * chunks_.size(), kNone);
@@ -299,51 +292,45 @@ RankGraph StageBuilder::build() {
   grad_input_.assign(fwd_base_.size(), kNone);
   last_bwd_node_.assign(total_blocks_, {});
   fp8_cast_done_.assign(chunks_.size(), 0);
-  double params = 0.0;
-  for (const auto& b : blocks_) {
-    params += b.prog->params;
+}
+
+// The encoder's node slots after the LLM's: one group of layers + 2 per image group.
+void StageBuilder::allocate_encoder_slots(std::int32_t m) {
+  const Scenario& s = c_.s;
+  inline_encoder_ = s.schedule.encoder == EncoderPlacement::kInline;
+  enc_slot_base_ = fwd_base_.size();
+  std::size_t per_group = static_cast<std::size_t>(enc_->layers()) + 2;
+  std::size_t total = 0;
+  for (const auto& mix : enc_->mix()) {
+    enc_offset_.push_back(total);
+    total += mix.groups.size() * per_group;
   }
-  const bool transposed = s.schedule.encoder == EncoderPlacement::kTranspose;
-  param_gathers();
-  if (enc_ != nullptr) {
-    inline_encoder_ = s.schedule.encoder == EncoderPlacement::kInline;
-    enc_slot_base_ = fwd_base_.size();
-    std::size_t per_group = static_cast<std::size_t>(enc_->layers()) + 2;
-    std::size_t total = 0;
-    for (const auto& mix : enc_->mix()) {
-      enc_offset_.push_back(total);
-      total += mix.groups.size() * per_group;
-    }
-    for (auto* v : {&fwd_base_, &fwd_input_, &bwd_base_, &grad_input_}) {
-      v->resize(enc_slot_base_ + total, kNone);
-    }
-    last_bwd_node_.resize(total_blocks_ + per_group);
-    features_.assign(static_cast<std::size_t>(m), kNone);
-    feature_grad_.assign(features_.size(), kNone);
-    enc_input_.assign(features_.size(), kNone);
-    enc_saved_.assign(features_.size(), 0);
+  for (auto* v : {&fwd_base_, &fwd_input_, &bwd_base_, &grad_input_}) {
+    v->resize(enc_slot_base_ + total, kNone);
   }
-  if (transposed) {
-    run_transposed();
-  } else {
-    for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
-      run_body_task(t);
-    }
+  last_bwd_node_.resize(total_blocks_ + per_group);
+  features_.assign(static_cast<std::size_t>(m), kNone);
+  feature_grad_.assign(features_.size(), kNone);
+  enc_input_.assign(features_.size(), kNone);
+  enc_saved_.assign(features_.size(), 0);
+}
+
+// The encoder parameters this rank holds (the blocks of its encoder stage, or all of them).
+void StageBuilder::count_encoder_params() {
+  if (enc_stages_ == 0) {
+    enc_begin_ = 0;
+    enc_end_ = static_cast<std::size_t>(enc_->layers()) + 2;
   }
-  if (enc_ != nullptr) {
-    if (enc_stages_ == 0) {
-      enc_begin_ = 0;
-      enc_end_ = static_cast<std::size_t>(enc_->layers()) + 2;
-    }
-    const parallel::EncoderProgram& rep = enc_->representative();
-    for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
-      enc_params_ += rep.block(k, static_cast<std::size_t>(enc_->layers())).params;
-    }
+  const parallel::EncoderProgram& rep = enc_->representative();
+  for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
+    enc_params_ += rep.block(k, static_cast<std::size_t>(enc_->layers())).params;
   }
-  if (holds_encoder_grads()) {
-    params += enc_params_;
-  }
-  gradient_reduction(params);
+}
+
+// Static memory: weights, gradients and optimizer state of `params`, the FP8 weight copies,
+// and frozen or replicated encoder weights.
+void StageBuilder::account_static_memory(double params) {
+  const Scenario& s = c_.s;
   double bytes_per_param =
       s.training.distributed_optimizer ? 6.0 + 12.0 / static_cast<double>(s.parallel.dp) : 18.0;
   // Megatron's bytes per parameter: 2 (bf16 weights) + 4 (fp32 gradients) + 12 (fp32 master
@@ -361,6 +348,41 @@ RankGraph StageBuilder::build() {
     g_.static_memory += frozen;
     g_.weight_memory += frozen;
   }
+}
+
+RankGraph StageBuilder::build() {
+  if (rank_ >= c_.mesh.size()) {
+    return build_encoder_device();
+  }
+  const Scenario& s = c_.s;
+  stages_ = static_cast<std::int32_t>(s.parallel.pp);
+  stage_ = static_cast<std::int32_t>(c_.mesh.coord(rank_)[Axis::kPP]);
+  place_blocks();
+  auto m = static_cast<std::int32_t>(s.microbatches());
+  allocate_slots(m);
+  double params = 0.0;
+  for (const auto& b : blocks_) {
+    params += b.prog->params;
+  }
+  param_gathers();
+  if (enc_ != nullptr) {
+    allocate_encoder_slots(m);
+  }
+  if (s.schedule.encoder == EncoderPlacement::kTranspose) {
+    run_transposed();
+  } else {
+    for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
+      run_body_task(t);
+    }
+  }
+  if (enc_ != nullptr) {
+    count_encoder_params();
+  }
+  if (holds_encoder_grads()) {
+    params += enc_params_;
+  }
+  gradient_reduction(params);
+  account_static_memory(params);
   g_.stage = stage_;
   return std::move(g_);
 }

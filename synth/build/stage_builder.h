@@ -113,6 +113,10 @@ class StageBuilder {
   void backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind);
   void weight(std::int32_t mb, std::int32_t chunk);
   void place_blocks();
+  void allocate_slots(std::int32_t m);
+  void allocate_encoder_slots(std::int32_t m);
+  void count_encoder_params();
+  void account_static_memory(double params);
   [[nodiscard]] std::int64_t rank_of_stage(std::int32_t vstage) const;
   [[nodiscard]] std::int64_t tag(std::int32_t mb, std::int32_t vstage, bool grad) const {
     return (static_cast<std::int64_t>(mb) * vstages_ + vstage) * 2 + (grad ? 1 : 0);
