@@ -95,15 +95,7 @@ RankGraph StageBuilder::build_encoder_device() {
         dp_collective(graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
                       enc_params_ * 4.0, base::DType::kFP32, wgrads,
                       c_.enc_misc_names.grad_allreduce, graph::Phase::kBackward);
-    Node opt;
-    opt.kind = graph::NodeKind::kCompute;
-    opt.op = graph::OpClass::kOptimizer;
-    opt.phase = graph::Phase::kOptimizer;
-    opt.dtype = base::DType::kFP32;
-    opt.bytes = 32.0 * enc_params_;
-    opt.flops = 10.0 * enc_params_;
-    opt.name = c_.optimizer_name;
-    g_.add(opt, {reduce});
+    add_optimizer_step(g_, s.training, c_.optimizer_names, enc_params_, enc_params_, {reduce});
   }
   g_.static_memory = static_cast<std::int64_t>(
       enc_params_ * (trained ? 18.0 : base::dtype_bytes(s.training.precision)));

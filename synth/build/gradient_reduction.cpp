@@ -4,6 +4,7 @@
 // gather), the tied-embedding and DualPipe mirror reductions.
 #include <algorithm>
 
+#include "synth/build/optimizer_step.h"
 #include "synth/build/stage_builder.h"
 
 namespace tessera::synth::detail {
@@ -99,16 +100,8 @@ void StageBuilder::gradient_reduction(double params) {
   if (enc_allreduce_ != kNone) {
     buckets.push_back(enc_allreduce_);
   }
-  Node opt;
-  opt.kind = graph::NodeKind::kCompute;
-  opt.op = graph::OpClass::kOptimizer;
-  opt.phase = graph::Phase::kOptimizer;
-  opt.dtype = base::DType::kFP32;
   double shard = dist ? params / static_cast<double>(s.parallel.dp) : params;
-  opt.bytes = 32.0 * shard;  // Adam: read param, grad, master, m, v; write master, m, v, param
-  opt.flops = 10.0 * shard;
-  opt.name = c_.optimizer_name;
-  NodeId o = g_.add(opt, buckets);
+  NodeId o = add_optimizer_step(g_, s.training, c_.optimizer_names, params, shard, buckets);
   if (dist && gathered_params_ > 0.0) {  // overlap_param_gather: the next step's forward
     // gathers the LLM's buckets (param_gathers); what it does not cover (the encoder's
     // parameters) is gathered here.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph/exec_graph.h"
+#include "synth/build/optimizer_step.h"
 #include "synth/build/synthesize.h"
 #include "synth/models/fp8.h"
 #include "synth/parallel/block_program.h"
@@ -77,7 +78,7 @@ struct Context {
   std::vector<std::int32_t> embed_group_of{};   // rank -> tied-embedding group (first+last stage)
   std::vector<std::int32_t> mirror_group_of{};  // DualPipe: rank -> {r, N-1-r}, the two copies
   P2PNames p2p_names{};
-  std::uint32_t optimizer_name = 0;
+  OptimizerNames optimizer_names{};
   ReductionNames reduction_names{};
   // The encoder region (multimodal models).
   const parallel::EncoderPrograms* enc = nullptr;         // as the LLM's ranks run it

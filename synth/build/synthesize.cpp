@@ -282,7 +282,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
                  .send_grad = g.intern("pp.send_grad"),
                  .recv_grad = g.intern("pp.recv_grad"),
                  .wait_sends = g.intern("pp.wait_sends")};
-  c.optimizer_name = g.intern("optimizer.adam");
+  c.optimizer_names = detail::intern_optimizer_names(g);
   c.fp8 = models::fp8_plan(s);
   if (c.fp8.on()) {
     const char* cast = c.fp8.weight_copies() > 1 ? "fp8.cast_transpose_weight" : "fp8.cast_weight";

@@ -16,7 +16,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 14> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -28,7 +28,8 @@ constexpr std::array<std::string_view, 13> kTrainingKeys = {"seq_len",
                                                             "overlap_grad_reduce",
                                                             "overlap_param_gather",
                                                             "overlap_p2p_comm",
-                                                            "cuda_graphs"};
+                                                            "cuda_graphs",
+                                                            "clip_grad"};
 constexpr std::array<std::string_view, 9> kParallelKeys = {"tp",
                                                            "pp",
                                                            "dp",
@@ -197,6 +198,13 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   }
   if (auto v = n.find("cuda_graphs")) {
     t.cuda_graphs = v->as_bool();
+  }
+  if (auto v = n.find("clip_grad")) {
+    t.clip_grad = v->as_double();
+    if (t.clip_grad < 0.0) {
+      v->fail(fmt::format("expected a gradient-norm threshold >= 0 (0: no clipping), got {}",
+                          v->as_string()));
+    }
   }
 }
 

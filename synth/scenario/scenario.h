@@ -97,6 +97,9 @@ struct TrainingConfig {
   // Kernels replayed from captured CUDA graphs; false: PyTorch eager launches, op by op (what
   // Megatron-LM runs by default).
   bool cuda_graphs = false;
+  // The gradient-norm clipping threshold (Megatron's --clip-grad, default 1.0): each step
+  // computes the global gradient norm; 0 turns clipping and the norm off.
+  double clip_grad = 1.0;
 };
 
 struct ParallelConfig {

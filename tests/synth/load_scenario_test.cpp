@@ -122,6 +122,12 @@ TEST(LoadScenario, CudaGraphsDefaultToEagerLaunches) {
   EXPECT_TRUE(tiny({"training.cuda_graphs=true"}).training.cuda_graphs);
 }
 
+TEST(LoadScenario, ClipGradDefaultsToMegatronsThreshold) {
+  EXPECT_DOUBLE_EQ(tiny({}).training.clip_grad, 1.0);
+  EXPECT_DOUBLE_EQ(tiny({"training.clip_grad=0"}).training.clip_grad, 0.0);
+  EXPECT_DOUBLE_EQ(tiny({"training.clip_grad=0.5"}).training.clip_grad, 0.5);
+}
+
 TEST(LoadScenario, EveryBooleanSpellingIsTaken) {
   for (std::string_view v : {"True", "TRUE", "true", "yes", "on"}) {
     EXPECT_TRUE(tiny({"parallelism.sp=" + std::string(v)}).parallel.sp) << v;
