@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
 #include "hwprofiles/hw_profile.h"
 #include "sim/simulation.h"
 #include "synth/build/synthesize.h"
@@ -142,7 +146,77 @@ std::vector<Row> korthikanti(const YAML::Node& doc, const models::Effects& effec
   return rows;
 }
 
+// The span [first start, last end] of layer `layer`'s spans on rank 0 in its forward
+// (`forward`) or in its backward with its recompute: the backward begins with the first span
+// of a node name that only backward or recompute nodes carry (a forward all-gather and the
+// backward's re-gather share a name).
+double layer_span_ms(const graph::ExecGraph& g, const sim::RunStats& r, std::int64_t layer,
+                     bool forward) {
+  std::unordered_map<std::uint32_t, unsigned> phases;  // name -> bit per phase
+  for (const graph::Node& n : g.graph_of(0).nodes) {
+    phases[n.name] |= 1U << static_cast<unsigned>(n.phase);
+  }
+  const unsigned fwd_bit = 1U << static_cast<unsigned>(graph::Phase::kForward);
+  const std::string prefix = fmt::format("L{}.", layer);
+  std::vector<const sim::Span*> spans;
+  base::SimTime backward = std::numeric_limits<base::SimTime>::max();
+  for (const sim::Span& sp : r.spans) {
+    if (sp.rank == 0 && g.names[sp.name].starts_with(prefix)) {
+      spans.push_back(&sp);
+      if ((phases[sp.name] & fwd_bit) == 0) {
+        backward = std::min(backward, sp.start);
+      }
+    }
+  }
+  base::SimTime begin = std::numeric_limits<base::SimTime>::max();
+  base::SimTime end = 0;
+  for (const sim::Span* sp : spans) {
+    if ((sp->start < backward) == forward) {
+      begin = std::min(begin, sp->start);
+      end = std::max(end, sp->end);
+    }
+  }
+  return end > begin ? base::to_seconds(end - begin) * 1e3 : 0.0;
+}
+
 }  // namespace
+
+std::vector<LayerRow> korthikanti_layer_rows(const YAML::Node& doc,
+                                             const models::Effects& effects) {
+  const YAML::Node t = doc["korthikanti2022_table4"];
+  const YAML::Node k = doc["korthikanti2022_table5"];
+  std::size_t at = 0;
+  while (k["cases"][at]["id"].as<std::string>() != t["case"].as<std::string>()) {
+    ++at;
+  }
+  const YAML::Node c = k["cases"][at];
+  std::vector<LayerRow> rows;
+  for (const auto& row : t["rows"]) {
+    synth::Scenario s = megatron_case(c, k["common"]);
+    s.training.micro_batch = c["mbs"].as<std::int64_t>();
+    s.training.global_batch = c["gbs"].as<std::int64_t>();
+    s.parallel.sp = row["sp"].as<bool>();
+    const auto r = row["recompute"].as<std::string>();
+    s.training.recompute = r == "none"        ? synth::Recompute::kNone
+                           : r == "selective" ? synth::Recompute::kSelective
+                                              : synth::Recompute::kFull;
+    synth::check_or_throw(s);
+    hw::Profile profile = hw::load_profile(s.cluster.hardware);
+    topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+    graph::ExecGraph g = synth::synthesize(s);
+    sim::SimOptions opt;
+    opt.dtype = s.training.precision;
+    opt.effects = effects;
+    opt.record_timeline = true;
+    opt.timeline_ranks = {0};
+    sim::RunStats st = sim::simulate(g, cluster, profile, opt);
+    const std::int64_t layer = s.model.layers / 2;
+    rows.push_back({row["config"].as<std::string>(), layer_span_ms(g, st, layer, true),
+                    layer_span_ms(g, st, layer, false), row["forward_ms"].as<double>(),
+                    row["backward_ms"].as<double>()});
+  }
+  return rows;
+}
 
 std::vector<Row> megatron_rows(const YAML::Node& doc, const models::Effects& effects, bool memory) {
   std::vector<Row> rows = narayanan(doc, effects);

@@ -28,4 +28,16 @@ struct Row {
 std::vector<Row> megatron_rows(const YAML::Node& doc, const models::Effects& effects,
                                bool memory = true);
 
+// One layer of a Korthikanti case (the document's korthikanti2022_table4): the simulated span
+// of a middle layer's forward and of its backward (with its recomputed forward), per
+// configuration, beside the measured milliseconds.
+struct LayerRow {
+  std::string config;
+  double forward_ms = 0.0;
+  double backward_ms = 0.0;
+  double measured_forward_ms = 0.0;
+  double measured_backward_ms = 0.0;
+};
+std::vector<LayerRow> korthikanti_layer_rows(const YAML::Node& doc, const models::Effects& effects);
+
 }  // namespace tessera::validation
