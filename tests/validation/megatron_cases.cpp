@@ -52,15 +52,32 @@ struct Outcome {
   double dynamic_gib = 0.0;  // stage 0 peak above static
 };
 
-Outcome simulate(const synth::Scenario& s, const models::Effects& effects) {
+struct Simulated {
+  graph::ExecGraph graph;
+  sim::RunStats stats;
+};
+
+// `s` synthesized and simulated; `timeline`: with rank 0's spans recorded.
+Simulated run_case(const synth::Scenario& s, const models::Effects& effects, bool timeline) {
   synth::check_or_throw(s);
   hw::Profile profile = hw::load_profile(s.cluster.hardware);
   topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
-  graph::ExecGraph g = synth::synthesize(s);
+  Simulated out{synth::synthesize(s), {}};
   sim::SimOptions opt;
   opt.dtype = s.training.precision;
   opt.effects = effects;
-  sim::RunStats r = sim::simulate(g, cluster, profile, opt);
+  opt.record_timeline = timeline;
+  if (timeline) {
+    opt.timeline_ranks = {0};
+  }
+  out.stats = sim::simulate(out.graph, cluster, profile, opt);
+  return out;
+}
+
+Outcome simulate(const synth::Scenario& s, const models::Effects& effects) {
+  Simulated run = run_case(s, effects, false);
+  const graph::ExecGraph& g = run.graph;
+  const sim::RunStats& r = run.stats;
   Outcome o;
   o.step_s = r.step_time_s;
   o.hardware_flops = g.info.hardware_flops;
@@ -200,20 +217,12 @@ std::vector<LayerRow> korthikanti_layer_rows(const YAML::Node& doc,
     s.training.recompute = r == "none"        ? synth::Recompute::kNone
                            : r == "selective" ? synth::Recompute::kSelective
                                               : synth::Recompute::kFull;
-    synth::check_or_throw(s);
-    hw::Profile profile = hw::load_profile(s.cluster.hardware);
-    topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
-    graph::ExecGraph g = synth::synthesize(s);
-    sim::SimOptions opt;
-    opt.dtype = s.training.precision;
-    opt.effects = effects;
-    opt.record_timeline = true;
-    opt.timeline_ranks = {0};
-    sim::RunStats st = sim::simulate(g, cluster, profile, opt);
+    Simulated run = run_case(s, effects, true);
     const std::int64_t layer = s.model.layers / 2;
-    rows.push_back({row["config"].as<std::string>(), layer_span_ms(g, st, layer, true),
-                    layer_span_ms(g, st, layer, false), row["forward_ms"].as<double>(),
-                    row["backward_ms"].as<double>()});
+    rows.push_back({row["config"].as<std::string>(),
+                    layer_span_ms(run.graph, run.stats, layer, true),
+                    layer_span_ms(run.graph, run.stats, layer, false),
+                    row["forward_ms"].as<double>(), row["backward_ms"].as<double>()});
   }
   return rows;
 }
