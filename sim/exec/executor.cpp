@@ -137,12 +137,12 @@ bool Executor::kernel_done(std::uint32_t inst, graph::NodeId n) {
   return true;
 }
 
-void Executor::change_load(std::uint32_t inst, const graph::Node& coll, bool begins) {
+void Executor::change_load(std::uint32_t inst, const graph::Node& coll, bool begins, int sms) {
   InstanceState& s = instances_[inst];
   const hw::Profile& p = *setup_.profile;
   const graph::Group& group =
       setup_.graph->groups[static_cast<std::size_t>(s.spec->group(coll.group))];
-  const CollectiveLoad l = collective_load(coll, group, p);
+  const CollectiveLoad l = collective_load(coll, group, p, sms);
   if (begins) {
     s.load.add(l);
   } else {
@@ -221,8 +221,9 @@ bool Executor::arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, c
 void Executor::launch(std::uint32_t op_id) {
   CommOp& op = rendezvous_.op(op_id);
   CommTiming t = timer_.time(op, instances_);
+  op.sms = t.resources.sms;
   for (const Waiter& w : op.waiters) {
-    begin_node(w.instance, w.node);
+    begin_node(w.instance, w.node, op.sms);
   }
   if (t.fixed >= 0) {
     scheduler_.schedule_after(t.fixed, handler_id_, kCommDone, op_id);
@@ -241,7 +242,7 @@ graph::GroupKind Executor::comm_kind(const InstanceState& s, const graph::Node& 
   return setup_.graph->groups[static_cast<std::size_t>(s.spec->group(n.group))].kind;
 }
 
-void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
+void Executor::begin_node(std::uint32_t inst, graph::NodeId n, int sms) {
   InstanceState& s = instances_[inst];
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
@@ -259,7 +260,7 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
   } else {
     s.busy.begin_comm(comm_kind(s, node), now);
     if (setup_.interference && node.kind == graph::NodeKind::kCollective) {
-      change_load(inst, node, true);
+      change_load(inst, node, true, sms);
     }
   }
   if (s.recorded) {
@@ -267,7 +268,7 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n) {
   }
 }
 
-void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
+void Executor::finish_node(std::uint32_t inst, graph::NodeId n, int sms) {
   InstanceState& s = instances_[inst];
   const graph::Node& node = s.node(n);
   const base::SimTime now = scheduler_.now();
@@ -282,7 +283,7 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n) {
   } else {
     s.busy.end_comm(comm_kind(s, node), now);
     if (setup_.interference && node.kind == graph::NodeKind::kCollective) {
-      change_load(inst, node, false);
+      change_load(inst, node, false, sms);
     }
   }
   s.end = now;
@@ -326,9 +327,10 @@ void Executor::finish_op(std::uint32_t op_id) {
     ++delivered_[key];
   }
   scratch_waiters_ = done.waiters;  // finishing nodes may open new ops
+  const int sms = done.sms;
   rendezvous_.release(op_id);
   for (const Waiter& w : scratch_waiters_) {
-    finish_node(w.instance, w.node);
+    finish_node(w.instance, w.node, sms);
   }
 }
 

@@ -61,15 +61,16 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   void start_node(std::uint32_t inst, graph::NodeId n);
   void arrive(std::uint32_t inst, graph::NodeId n);
   void launch(std::uint32_t op_id);
-  void begin_node(std::uint32_t inst, graph::NodeId n);
-  void finish_node(std::uint32_t inst, graph::NodeId n);
+  // `sms`: what a collective node holds while it runs (the tuner's choice; 0 otherwise).
+  void begin_node(std::uint32_t inst, graph::NodeId n, int sms = 0);
+  void finish_node(std::uint32_t inst, graph::NodeId n, int sms = 0);
   void finish_op(std::uint32_t op_id);
   [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
   void record_span(const InstanceState& s, graph::NodeId n);
   void record_memory(const InstanceState& s);
   void start_kernel(std::uint32_t inst, graph::NodeId n, base::SimTime d);
   bool kernel_done(std::uint32_t inst, graph::NodeId n);
-  void change_load(std::uint32_t inst, const graph::Node& coll, bool begins);
+  void change_load(std::uint32_t inst, const graph::Node& coll, bool begins, int sms);
 
   kernel::Scheduler& scheduler_;
   models::NetworkModel& network_;

@@ -8,7 +8,6 @@ namespace tessera::exec {
 
 namespace {
 
-constexpr int kNcclChannels = 16;     // overheads.yaml nccl-sm-usage: NVLS on SM90
 constexpr double kMaxHbmShare = 0.9;  // compute always keeps a little bandwidth
 
 bool one_node(const graph::Group& g, int per_node) {
@@ -22,20 +21,22 @@ bool one_node(const graph::Group& g, int per_node) {
 
 }  // namespace
 
-int collective_sms(const graph::Node& coll, const graph::Group& /*group*/,
-                   const hw::Profile& /*p*/) {
-  return coll.comm_sms > 0 ? coll.comm_sms : kNcclChannels;
+int collective_sms(const graph::Node& coll, const hw::Profile& p, int chosen) {
+  if (coll.comm_sms > 0) {
+    return coll.comm_sms;
+  }
+  return chosen > 0 ? chosen : p.collective.channels;
 }
 
 CollectiveLoad collective_load(const graph::Node& coll, const graph::Group& group,
-                               const hw::Profile& p) {
+                               const hw::Profile& p, int chosen_sms) {
   const hw::LinkSpec& link = one_node(group, p.devices_per_node) ? p.scale_up : p.scale_out;
   const bool reduces =
       coll.coll == graph::CollType::kAllReduce || coll.coll == graph::CollType::kReduceScatter;
   const double bytes_per_sent = reduces ? 3.0 : 2.0;
   const double hbm = p.hbm_bandwidth * p.hbm_efficiency;
   const double share = hbm > 0.0 ? bytes_per_sent * link.bandwidth * link.efficiency / hbm : 0.0;
-  return {collective_sms(coll, group, p), std::min(share, kMaxHbmShare)};
+  return {collective_sms(coll, p, chosen_sms), std::min(share, kMaxHbmShare)};
 }
 
 double interfered_rate(const graph::Node& kernel, const hw::Profile& p,

@@ -20,19 +20,17 @@ struct CollectiveLoad {
   double hbm_share = 0.0;  // share of the achievable HBM bandwidth its traffic uses
 };
 
-// INTERFACE for the collective models (branch wt-coll counts channels per algorithm): the SMs
-// a collective occupies. The graph's comm_sms when its issuer chose them (TE's userbuffers);
-// otherwise, until the models count channels, NCCL's 16 channels, one CTA each: NVLS's
-// default on SM90 (calibration/microbench/overheads.yaml nccl-sm-usage, NVIDIA/nccl
-// src/transport/nvls.cc); an estimate for rings, whose channel count NCCL's topology search
-// picks per system.
-int collective_sms(const graph::Node& coll, const graph::Group& group, const hw::Profile& p);
+// The SMs a collective occupies: the graph's comm_sms when its issuer chose them (TE's
+// userbuffers), else `chosen`, what the tuner's algorithm holds (sim/models/collective/
+// algorithm.h Algorithm::sms: NCCL's one CTA per channel, the profile's ring channels or
+// NVLS's), else the profile's ring channels.
+int collective_sms(const graph::Node& coll, const hw::Profile& p, int chosen);
 
 // The collective's load: its SMs, and its HBM traffic at the bandwidth of the slowest link
 // class its group crosses (scale-up inside a node, scale-out across nodes): per byte sent it
 // reads 1 byte and writes the byte it receives, and a reduction reads its local operand too.
 CollectiveLoad collective_load(const graph::Node& coll, const graph::Group& group,
-                               const hw::Profile& p);
+                               const hw::Profile& p, int chosen_sms);
 
 // The rate (1: undisturbed) of `kernel` beside collectives holding `load` in all: a
 // compute-bound kernel (its FLOPs take longer than its bytes at the profile's peaks) runs on

@@ -27,6 +27,7 @@ struct CommOp {
   bool first_is_send = false;  // p2p: which side arrived first
   bool eager = false;          // p2p: a send in flight before its recv was posted
   base::SimTime latency = 0;   // fixed part, added after the bandwidth part
+  int sms = 0;                 // collective: the SMs its kernel holds (the tuner's choice)
 };
 
 struct P2PKey {

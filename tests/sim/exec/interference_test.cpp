@@ -37,10 +37,12 @@ TEST(Interference, ComputeBoundKernelsLoseTheCollectiveSms) {
   graph::Node ag;
   ag.kind = graph::NodeKind::kCollective;
   ag.coll = graph::CollType::kAllGather;
-  CollectiveLoad l = collective_load(ag, pair_group(0, 1), p);
-  EXPECT_EQ(l.sms, 16);
+  p.collective.channels = 16;
+  CollectiveLoad l = collective_load(ag, pair_group(0, 1), p, 0);
+  EXPECT_EQ(l.sms, 16);  // the profile's ring channels, one CTA each
+  EXPECT_EQ(collective_load(ag, pair_group(0, 1), p, 24).sms, 24);  // the tuner's algorithm
   ag.comm_sms = 1;  // an issuer's own choice (TE's ring exchange) wins
-  EXPECT_EQ(collective_load(ag, pair_group(0, 1), p).sms, 1);
+  EXPECT_EQ(collective_load(ag, pair_group(0, 1), p, 24).sms, 1);
   EXPECT_DOUBLE_EQ(interfered_rate(kernel(1e12, 1e6), p, l), (132.0 - 16.0) / 132.0);
 }
 
@@ -50,11 +52,11 @@ TEST(Interference, MemoryBoundKernelsLoseTheCollectiveHbmShare) {
   rs.kind = graph::NodeKind::kCollective;
   rs.coll = graph::CollType::kReduceScatter;
   // In one node: 3 bytes of HBM per byte sent at 100 GB/s = 0.15 of 2 TB/s.
-  CollectiveLoad in_node = collective_load(rs, pair_group(0, 1), p);
+  CollectiveLoad in_node = collective_load(rs, pair_group(0, 1), p, 0);
   EXPECT_DOUBLE_EQ(in_node.hbm_share, 3.0 * 100e9 / 2e12);
   // Across nodes the NIC (50 GB/s) sets the pace; an all-gather moves 2 bytes per byte.
   rs.coll = graph::CollType::kAllGather;
-  EXPECT_DOUBLE_EQ(collective_load(rs, pair_group(0, 8), p).hbm_share, 2.0 * 50e9 / 2e12);
+  EXPECT_DOUBLE_EQ(collective_load(rs, pair_group(0, 8), p, 0).hbm_share, 2.0 * 50e9 / 2e12);
   EXPECT_DOUBLE_EQ(interfered_rate(kernel(1.0, 1e9), p, in_node), 1.0 - 0.15);
   graph::Node fixed = kernel(1.0, 1e9);
   fixed.fixed_duration = 5;
@@ -77,8 +79,10 @@ TEST(Interference, RunningKernelsAreRetimedFromTheChange) {
 
 // Two ranks in one node: a kernel of T (what the compute model gives it alone) beside an
 // all-gather that takes C = 100 us (20 MB over 100 GB/s, half of it sent).
+// The ring the tuner picks holds the profile's 16 channels, one SM each.
 sim::RunStats overlapped(bool interference, double kernel_flops, double kernel_bytes) {
   hw::Profile p = test_profile();
+  p.collective.channels = 16;
   graph::ExecGraph g;
   g.groups.push_back(pair_group(0, 1));
   std::vector<graph::RankGraph> graphs(2);
@@ -147,7 +151,7 @@ TEST(Interference, H100SlowdownsAsDocumented) {
   coll.kind = graph::NodeKind::kCollective;
   auto slowdown = [&](const graph::Node& k, graph::CollType t, const graph::Group& g, int n) {
     coll.coll = t;
-    CollectiveLoad one = collective_load(coll, g, p);
+    CollectiveLoad one = collective_load(coll, g, p, 0);
     CollectiveLoad all{one.sms * n, one.hbm_share * n};
     return 1.0 / interfered_rate(k, p, all) - 1.0;
   };
