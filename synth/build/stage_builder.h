@@ -3,7 +3,8 @@
 // with the encoder inline, as stages, transposed, or an encoder device of its own) and the
 // step-wide context it reads. Its parts, one file per role: stage_builder.cpp (the LLM stage:
 // blocks, forward, backward, weight gradients), gradient_reduction.cpp (data-parallel
-// buckets, optimizer, tied-embedding and mirror reductions), stage_builder_encoder.cpp (the
+// buckets, optimizer, tied-embedding and mirror reductions; the optimizer's kernels are
+// optimizer_step.cpp's), stage_builder_encoder.cpp (the
 // encoder's forward and backward), and one file per encoder placement: encoder_stages.cpp,
 // encoder_transpose.cpp, encoder_separate.cpp. synthesize.cpp sets up the context and runs
 // one builder per rank class.
