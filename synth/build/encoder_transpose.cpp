@@ -99,7 +99,8 @@ void StageBuilder::run_transposed() {
         }
         enc_allreduce_ = dp_collective(
             graph::CollType::kAllReduce, c_.enc_group_of[static_cast<std::size_t>(rank_)],
-            params * 4.0, base::DType::kFP32, deps, names.grad_allreduce, graph::Phase::kBackward);
+            params * c_.s.training.grad_bytes(), c_.s.training.grad_dtype(), deps,
+            names.grad_allreduce, graph::Phase::kBackward);
         break;
       }
     }

@@ -68,7 +68,7 @@ void StageBuilder::gradient_reduction(double params) {
     } else {
       buckets.push_back(
           dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce,
-                        dp_group, acc * 4.0, base::DType::kFP32,  // fp32 gradients
+                        dp_group, acc * s.training.grad_bytes(), s.training.grad_dtype(),
                         buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready,
                         c_.reduction_names.grad_bucket, graph::Phase::kBackward));
       bucket_params.push_back(acc);
@@ -93,9 +93,9 @@ void StageBuilder::gradient_reduction(double params) {
     for (const GradBlock& gb : grads) {
       wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
     }
-    buckets.push_back(dp_collective(graph::CollType::kAllReduce, mirror, params * 4.0,
-                                    base::DType::kFP32, wgrads, c_.reduction_names.mirror_grad,
-                                    graph::Phase::kBackward));
+    buckets.push_back(dp_collective(
+        graph::CollType::kAllReduce, mirror, params * s.training.grad_bytes(),
+        s.training.grad_dtype(), wgrads, c_.reduction_names.mirror_grad, graph::Phase::kBackward));
   }
   if (enc_allreduce_ != kNone) {
     buckets.push_back(enc_allreduce_);
@@ -135,9 +135,9 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   }
   const Scenario& s = c_.s;
   double table = static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
-  before_optimizer.push_back(
-      dp_collective(graph::CollType::kAllReduce, group, 4.0 * table, base::DType::kFP32, deps,
-                    c_.reduction_names.embedding_grad, graph::Phase::kBackward));
+  before_optimizer.push_back(dp_collective(
+      graph::CollType::kAllReduce, group, s.training.grad_bytes() * table, s.training.grad_dtype(),
+      deps, c_.reduction_names.embedding_grad, graph::Phase::kBackward));
 }
 
 NodeId StageBuilder::dp_collective(graph::CollType type, std::int32_t group, double bytes,

@@ -22,7 +22,8 @@ graph::NodeId pass(graph::RankGraph& g, std::uint32_t name, double bytes, double
 }  // namespace
 
 OptimizerNames intern_optimizer_names(graph::ExecGraph& g) {
-  return {.unscale = g.intern("optimizer.unscale_check_inf"),
+  return {.copy_grads = g.intern("optimizer.copy_grads"),
+          .unscale = g.intern("optimizer.unscale_check_inf"),
           .grad_norm = g.intern("optimizer.grad_norm"),
           .adam = g.intern("optimizer.adam"),
           .zero_grad = g.intern("optimizer.zero_grad")};
@@ -32,6 +33,11 @@ graph::NodeId add_optimizer_step(graph::RankGraph& g, const TrainingConfig& t,
                                  const OptimizerNames& names, double params, double shard,
                                  const std::vector<graph::NodeId>& deps) {
   std::vector<graph::NodeId> before = deps;
+  if (!t.fp32_grads()) {
+    // fp16 main gradients are copied to the fp32 master parameters' gradients
+    // (Megatron's _copy_model_grads_to_main_grads: main_grad.float(); read 2, write 4).
+    before = {pass(g, names.copy_grads, 6.0 * shard, 0.0, before)};
+  }
   if (t.precision == base::DType::kFP16) {
     // The dynamic loss scaler: unscale the fp32 main gradients in place and look for inf/nan
     // (read + write, 8 bytes a parameter; torch._amp_foreach_non_finite_check_and_unscale_).
@@ -44,9 +50,9 @@ graph::NodeId add_optimizer_step(graph::RankGraph& g, const TrainingConfig& t,
   }
   // Adam: read param, grad, master, m, v; write master, m, v, param.
   graph::NodeId adam = pass(g, names.adam, 32.0 * shard, 10.0 * shard, before);
-  // The next step accumulates into a zeroed fp32 gradient buffer (all of this rank's
-  // parameters, not only its shard): a memset, 4 bytes a parameter.
-  pass(g, names.zero_grad, 4.0 * params, 0.0, {adam});
+  // The next step accumulates into a zeroed main-gradient buffer (all of this rank's
+  // parameters, not only its shard): a memset, 4 bytes a parameter (2 for fp16 gradients).
+  pass(g, names.zero_grad, t.grad_bytes() * params, 0.0, {adam});
   return adam;
 }
 

@@ -35,12 +35,17 @@ StepPrograms build_programs(const Scenario& s) {
   if (s.parallel.overlaps_tp_comm()) {
     parallel::overlap_tp_comm(p.layer, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
   }
+  if (!s.parallel.async_tp_allreduce) {
+    for (BlockProgram* prog : {&p.embed, &p.layer, &p.head}) {
+      parallel::serialize_backward_tp_comm(*prog);
+    }
+  }
   return p;
 }
 
 double grad_bucket_params(const Scenario& s) {
   if (s.training.grad_bucket_bytes > 0.0) {
-    return s.training.grad_bucket_bytes / 4.0;
+    return s.training.grad_bucket_bytes / s.training.grad_bytes();
   }
   return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
 }

@@ -93,11 +93,29 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
   return ctx;
 }
 
+// Megatron's local linear layers (transformer_impl: local) add the biases outside the GEMMs:
+// the QKV bias in a kernel of its own, fc1's inside the fused bias-GeLU, the row-parallel
+// layers' inside bias-dropout-add; each bias gradient is then a reduction kernel. Transformer
+// Engine does both in cuBLASLt GEMM epilogues (docs/formulas.md §4.2).
+bool separate_bias(const Scenario& s) {
+  return s.model.bias && s.training.transformer_impl == TransformerImpl::kLocal;
+}
+
+TensorId with_fused_bias(Graph& g, const Scenario& s, TensorId y) {
+  if (separate_bias(s)) {
+    g.mutable_op(g.tensor(y).producer).bias = true;
+  }
+  return y;
+}
+
 TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
   TensorId wqkv = g.weight("attn.qkv.weight", sharded("hq", 'q', Axis::kTP), dt);
   TensorId qkv = linear(g, fp8, "attn.qkv", "bsh,hq->bsq", ln, wqkv);
+  if (separate_bias(s)) {
+    qkv = g.bias_add("attn.qkv.bias", qkv);
+  }
   Layout lq = sharded("bsad", 'a', Axis::kTP).sharded('b', Axis::kDP);
   // Keys and values have kv_heads heads ('g'); with plain multi-head attention that is 'a'.
   char kvh = s.model.kv_heads == s.model.heads ? 'a' : 'g';
@@ -106,7 +124,7 @@ TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) 
   TensorId ctx = attention_core(g, s, parts[0], parts[1], parts[2]);
   TensorId wo = g.weight("attn.proj.weight", sharded("adh", 'a', Axis::kTP), dt);
   TensorId o = linear(g, fp8, "attn.proj", "bsad,adh->bsh", ctx, wo);
-  return g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0);
+  return with_fused_bias(g, s, g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0));
 }
 
 TensorId mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
@@ -117,10 +135,11 @@ TensorId mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   char e = gelu ? 'f' : 'e';
   TensorId w1 = g.weight("mlp.fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
   TensorId h1 = linear(g, fp8, "mlp.fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
-  TensorId act = gelu ? g.unary(OpKind::kGelu, "mlp.gelu", h1) : g.swiglu("mlp.swiglu", h1, 'f');
+  TensorId act = with_fused_bias(
+      g, s, gelu ? g.unary(OpKind::kGelu, "mlp.gelu", h1) : g.swiglu("mlp.swiglu", h1, 'f'));
   TensorId w2 = g.weight("mlp.fc2.weight", sharded("fh", 'f', Axis::kTP), dt);
   TensorId h2 = linear(g, fp8, "mlp.fc2", "bsf,fh->bsh", act, w2);
-  return g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0);
+  return with_fused_bias(g, s, g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0));
 }
 
 double bias_params(const Scenario& s) {
@@ -146,7 +165,7 @@ Block make_embed(const Scenario& s) {
   TensorId x = g.convert(e, stream_layout(s));
   b.outputs = {x};
   b.params = weight_params(g);
-  b.backward = stg::derive_backward(g, b.outputs, {});
+  finish_block(b, s, true);
   return b;
 }
 
@@ -165,15 +184,23 @@ Block make_head(const Scenario& s) {
   if (s.model.tied_embeddings && embedding_and_head_share_a_rank(s)) {
     b.params -= static_cast<double>(g.elements_of(w));
   }
-  b.backward = stg::derive_backward(g, {}, b.inputs);
+  finish_block(b, s, true);
   return b;
 }
 
 }  // namespace
 
-void finish_block(Block& b, bool backward) {
+void finish_block(Block& b, const Scenario& s, bool backward) {
   if (backward) {
     b.backward = stg::derive_backward(b.graph, b.outputs, b.inputs);
+    // Without gradient-accumulation fusion each weight gradient is a temporary that a kernel
+    // of its own adds to the main-gradient buffer (Megatron's DDP hook main_grad.add_).
+    for (auto& [w, dw] : b.backward.weight_grads) {
+      if (!s.training.gradient_accumulation_fusion) {
+        dw = b.graph.accumulate_grad(b.graph.tensor(w).name + ".grad_accum", dw,
+                                     s.training.grad_dtype());
+      }
+    }
   } else {
     b.backward.first_op = static_cast<stg::OpId>(b.graph.ops().size());
   }
@@ -192,7 +219,7 @@ Block make_layer(const Scenario& s, bool backward) {
   b.params = weight_params(g) + bias_params(s);
   b.fp8_weight_elements = fp8_weight_elements(g);
   b.fp8_gemms = fp8_gemms(g);
-  finish_block(b, backward);
+  finish_block(b, s, backward);
   return b;
 }
 

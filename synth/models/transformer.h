@@ -44,8 +44,9 @@ Blocks build_blocks(const Scenario& s);
 // encoder).
 Block make_layer(const Scenario& s, bool backward = true);
 
-// Derives the block's backward graph, or marks it forward only.
-void finish_block(Block& b, bool backward);
+// Derives the block's backward graph (with the main-gradient accumulation kernels the
+// scenario's framework runs), or marks it forward only.
+void finish_block(Block& b, const Scenario& s, bool backward);
 
 // Elements of the graph's weights.
 double weight_parameters(const stg::Graph& g);

@@ -66,7 +66,7 @@ Block make_patch(const Scenario& s, const Scenario& e, std::int64_t patches, boo
   TensorId x = g.einsum("patch_embed", "bsp,ph->bsh", pixels, w);
   b.outputs = {g.convert(x, stream_layout(e))};
   b.params = weight_parameters(g);
-  finish_block(b, backward);
+  finish_block(b, s, backward);
   return b;
 }
 
@@ -88,7 +88,7 @@ Block make_projector(const Scenario& s, const Scenario& e, std::int64_t patches,
   b.inputs = {x};
   b.outputs = {g.convert(y, stream(s, "bmo"))};
   b.params = weight_parameters(g);
-  finish_block(b, backward);
+  finish_block(b, s, backward);
   return b;
 }
 

@@ -205,4 +205,22 @@ std::int32_t overlap_tp_comm(BlockProgram& p, const TpOverlapConfig& cfg) {
   return Rewrite(p, pl, cfg).run();
 }
 
+std::int32_t serialize_backward_tp_comm(BlockProgram& p) {
+  std::int32_t changed = 0;
+  std::int32_t last_compute = kNo;
+  for (auto i = static_cast<std::size_t>(p.n_fwd); i < p.ops.size(); ++i) {
+    ProgOp& o = p.ops[i];
+    if (o.node.kind == graph::NodeKind::kCompute) {
+      last_compute = static_cast<std::int32_t>(i);
+    } else if (o.node.kind == graph::NodeKind::kCollective &&
+               o.node.phase == graph::Phase::kBackward &&
+               o.axis == static_cast<std::uint8_t>(Axis::kTP) && last_compute != kNo &&
+               std::find(o.deps.begin(), o.deps.end(), last_compute) == o.deps.end()) {
+      o.deps.push_back(last_compute);
+      ++changed;
+    }
+  }
+  return changed;
+}
+
 }  // namespace tessera::synth::parallel

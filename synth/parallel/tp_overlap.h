@@ -29,4 +29,12 @@ struct TpOverlapConfig {
 // Returns the number of GEMMs rewritten.
 std::int32_t overlap_tp_comm(BlockProgram& p, const TpOverlapConfig& cfg);
 
+// Megatron-LM without asynchronous tensor-parallel all-reduce (before 2022, or
+// --no-async-tensor-model-parallel-allreduce): the backward's all-reduce of an input
+// gradient is an autograd node after the whole linear layer's backward, so it starts only
+// when the weight-gradient GEMM is done and the compute stream waits for it. Rewrites `p` in
+// place: each backward tensor-parallel collective also waits for the compute op issued
+// before it. Returns the number of collectives changed.
+std::int32_t serialize_backward_tp_comm(BlockProgram& p);
+
 }  // namespace tessera::synth::parallel

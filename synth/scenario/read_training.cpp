@@ -16,7 +16,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 14> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 17> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -29,16 +29,20 @@ constexpr std::array<std::string_view, 14> kTrainingKeys = {"seq_len",
                                                             "overlap_param_gather",
                                                             "overlap_p2p_comm",
                                                             "cuda_graphs",
-                                                            "clip_grad"};
-constexpr std::array<std::string_view, 9> kParallelKeys = {"tp",
-                                                           "pp",
-                                                           "dp",
-                                                           "sp",
-                                                           "order",
-                                                           "stage_layers",
-                                                           "first_stage_layers",
-                                                           "last_stage_layers",
-                                                           "tp_comm_overlap"};
+                                                            "clip_grad",
+                                                            "transformer_impl",
+                                                            "gradient_accumulation_fusion",
+                                                            "grad_reduce_in_fp32"};
+constexpr std::array<std::string_view, 10> kParallelKeys = {"tp",
+                                                            "pp",
+                                                            "dp",
+                                                            "sp",
+                                                            "order",
+                                                            "stage_layers",
+                                                            "first_stage_layers",
+                                                            "last_stage_layers",
+                                                            "tp_comm_overlap",
+                                                            "async_tp_allreduce"};
 
 // A fixed value ("4") or an inclusive range ("[0, 4]").
 IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
@@ -137,6 +141,21 @@ void read_precision(const YamlNode& n, TrainingConfig& t) {
   }
 }
 
+// How the framework builds the layers and their gradients: Megatron-Core's keys and defaults.
+void read_framework(const YamlNode& n, TrainingConfig& t) {
+  constexpr std::array<std::string_view, 2> kImpl = {"transformer_engine", "local"};
+  if (auto v = n.find("transformer_impl")) {
+    t.transformer_impl = v->as_choice(kImpl) == "local" ? TransformerImpl::kLocal
+                                                        : TransformerImpl::kTransformerEngine;
+  }
+  if (auto v = n.find("gradient_accumulation_fusion")) {
+    t.gradient_accumulation_fusion = v->as_bool();
+  }
+  if (auto v = n.find("grad_reduce_in_fp32")) {
+    t.grad_reduce_in_fp32 = v->as_bool();
+  }
+}
+
 }  // namespace
 
 void read_data(const YamlNode& n, DataConfig& d) {
@@ -199,6 +218,7 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   if (auto v = n.find("cuda_graphs")) {
     t.cuda_graphs = v->as_bool();
   }
+  read_framework(n, t);
   if (auto v = n.find("clip_grad")) {
     t.clip_grad = v->as_double();
     if (t.clip_grad < 0.0) {
@@ -222,6 +242,9 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   }
   if (auto v = n.find("tp_comm_overlap")) {
     p.tp_comm_overlap = v->as_bool();
+  }
+  if (auto v = n.find("async_tp_allreduce")) {
+    p.async_tp_allreduce = v->as_bool();
   }
   if (auto v = n.find("order")) {
     p.order = read_order(*v);

@@ -20,6 +20,10 @@ enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
 enum class AttentionKernel : unsigned char { kFlash, kUnfused };
+// How the linear layers are built (Megatron-Core's --transformer-impl): Transformer Engine
+// adds biases and reduces their gradients in cuBLASLt GEMM epilogues; Megatron's own
+// ("local") layers add the QKV bias in a separate kernel and reduce every bias gradient in one.
+enum class TransformerImpl : unsigned char { kTransformerEngine, kLocal };
 // FP8 training's scaling recipe (Transformer Engine; docs/fp8.md). kNone: no FP8 GEMMs.
 // kDelayed: per-tensor scales from an amax history (TE's and Megatron-Core's default);
 // kTensorwise: per-tensor scales from the current amax (an extra pass before each cast);
@@ -100,6 +104,25 @@ struct TrainingConfig {
   // The gradient-norm clipping threshold (Megatron's --clip-grad, default 1.0): each step
   // computes the global gradient norm; 0 turns clipping and the norm off.
   double clip_grad = 1.0;
+  TransformerImpl transformer_impl = TransformerImpl::kTransformerEngine;
+  // Weight-gradient GEMMs accumulate into the main-gradient buffer themselves (Megatron's
+  // gradient_accumulation_fusion, default on); off: each microbatch's weight gradient is
+  // added to the buffer by a separate kernel (main_grad.add_, docs/formulas.md §4.2).
+  bool gradient_accumulation_fusion = true;
+  // Main gradients (accumulation and data-parallel reduction) in fp32; unset: Megatron's
+  // default, fp32 unless precision is fp16 (--accumulate-allreduce-grads-in-fp32).
+  std::optional<bool> grad_reduce_in_fp32;
+  [[nodiscard]] bool fp32_grads() const {
+    return grad_reduce_in_fp32.value_or(precision != base::DType::kFP16);
+  }
+  [[nodiscard]] base::DType grad_dtype() const {
+    return fp32_grads() ? base::DType::kFP32 : precision;
+  }
+  [[nodiscard]] double grad_bytes() const { return fp32_grads() ? 4.0 : 2.0; }
+  // The optimizer's fp32 state per parameter: master weights and Adam's two moments, plus an
+  // fp32 copy of fp16 main gradients (Megatron-LM docs/user-guide/features/dist_optimizer.md:
+  // 20 bytes per parameter for fp16 parameters and gradients, 18 for bf16 with fp32 ones).
+  [[nodiscard]] double optimizer_state_bytes() const { return fp32_grads() ? 12.0 : 16.0; }
 };
 
 struct ParallelConfig {
@@ -114,6 +137,10 @@ struct ParallelConfig {
   [[nodiscard]] bool overlaps_tp_comm() const {
     return tp_comm_overlap.value_or(true) && sp && tp > 1;
   }
+  // The backward's tensor-parallel collectives overlap the weight-gradient GEMMs (Megatron's
+  // asynchronous TP all-reduce, default since 2022); false: each starts after the GEMM and
+  // blocks the compute stream (Megatron-LM of 2021, --no-async-tensor-model-parallel-allreduce).
+  bool async_tp_allreduce = true;
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
   // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
   // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),

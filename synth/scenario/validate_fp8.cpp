@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// FP8 training against the hardware: the part must have FP8 tensor cores (a peak.fp8).
+// FP8 training against the hardware (the part must have FP8 tensor cores, a peak.fp8) and
+// the framework (Transformer Engine's layers).
 #include <fmt/format.h>
 
 #include "synth/scenario/validate_checks.h"
@@ -7,7 +8,16 @@
 namespace tessera::synth::detail {
 
 void check_fp8(const Scenario& s, Violations& out) {
-  if (s.training.fp8 == Fp8Recipe::kNone || !s.cluster.profile) {
+  if (s.training.fp8 == Fp8Recipe::kNone) {
+    return;
+  }
+  if (s.training.transformer_impl == TransformerImpl::kLocal) {
+    out.push_back({"training.transformer_impl",
+                   "precision: fp8 runs Transformer Engine's FP8 linear layers; Megatron's local "
+                   "layers have no FP8",
+                   "use transformer_impl: transformer_engine (the default), or precision: bf16"});
+  }
+  if (!s.cluster.profile) {
     return;
   }
   const hw::Profile& p = *s.cluster.profile;

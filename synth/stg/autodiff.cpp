@@ -35,6 +35,7 @@ class Autodiff {
   TensorId kernel(const std::string& name, OpClass cls, std::vector<TensorId> in, Layout out,
                   DType dt, double flops_per_out, double extra_bytes = 0.0);
   void contribute(TensorId t, TensorId grad) { contrib_[t].push_back(grad); }
+  void bias_grad(const std::string& name, TensorId g);
 
   // Data: tensors no op produces that are not block inputs (token ids, pixels); nothing
   // needs their gradient.
@@ -67,6 +68,21 @@ TensorId Autodiff::kernel(const std::string& name, OpClass cls, std::vector<Tens
   op.bytes = bytes;
   g_.append(std::move(op));
   return y;
+}
+
+// `name`: the gradient of a bias added to an op's in[0]: in[0]'s gradient `g` summed over the
+// tokens, in a kernel of its own (Megatron's local linear layers: grad_output.sum(dim=0); a bias
+// fused into GeLU or bias-dropout-add: autograd's sum_to). It leaves the block in the
+// bucketed gradient reduction with the other parameters (Block::params).
+void Autodiff::bias_grad(const std::string& name, TensorId g) {
+  const Layout& l = g_.tensor(g).layout;
+  const char last = l.labels.back();
+  Layout bl(std::string(1, last));
+  if (l.axis_of(last) != kReplicated) {
+    bl.sharded(last, static_cast<Axis>(l.axis_of(last)));
+  }
+  TensorId db = kernel(name, OpClass::kElementwise, {g}, bl, g_.tensor(g).dtype, 0.0);
+  g_.mutable_op(g_.tensor(db).producer).flops = static_cast<double>(g_.elements_of(g));
 }
 
 // Sums the gradient contributions of `t`, each first brought to t's dual layout (weights
@@ -190,10 +206,15 @@ void Autodiff::backward_of(OpId id) {
       break;
     }
     case OpKind::kGelu:
-    case OpKind::kSwiglu:
-      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.in[0], dy},
-                                  x0.layout, x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0));
+    case OpKind::kSwiglu: {
+      TensorId dx = kernel(op.name + ".bwd", OpClass::kElementwise, {op.in[0], dy}, x0.layout,
+                           x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0);
+      contribute(op.in[0], dx);
+      if (op.bias) {
+        bias_grad(op.name + ".bias_grad", dx);
+      }
       break;
+    }
     case OpKind::kSoftmax:
       contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy}, x0.layout,
                                   x0.dtype, 4.0));
@@ -202,14 +223,26 @@ void Autodiff::backward_of(OpId id) {
       contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
                                   x0.layout, x0.dtype, 1.0));
       break;
-    case OpKind::kDropoutAdd:
-      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
-                                  g_.tensor(dy).layout, x0.dtype, 1.0));
+    case OpKind::kDropoutAdd: {
+      TensorId dx = kernel(op.name + ".bwd", OpClass::kElementwise, {op.out[1], dy},
+                           g_.tensor(dy).layout, x0.dtype, 1.0);
+      contribute(op.in[0], dx);
       contribute(op.in[1], dy);
+      if (op.bias) {
+        bias_grad(op.name + ".bias_grad", dx);
+      }
       break;
+    }
     case OpKind::kAdd:
       contribute(op.in[0], dy);
       contribute(op.in[1], dy);
+      if (op.bias) {
+        bias_grad(op.name + ".bias_grad", dy);
+      }
+      break;
+    case OpKind::kBiasAdd:
+      contribute(op.in[0], dy);
+      bias_grad(op.name + ".bwd", dy);
       break;
     case OpKind::kFp8Cast:  // straight through: the GEMMs' gradients are already bf16
       contribute(op.in[0], dy);

@@ -34,6 +34,7 @@ enum class OpKind : unsigned char {
   kLoss,
   kSplit,
   kExpand,
+  kBiasAdd,  // a bias added in a kernel of its own (Megatron's local linear layers)
   kCollective,
   kFp8Cast,   // quantization to FP8 (docs/fp8.md); its gradient passes straight through
   kFp8Amax,   // an amax pass (current scaling) or an amax-history and scale update
@@ -84,6 +85,9 @@ struct Op {
   TensorId fp8_col = -1;
   Fp8CastSpec fp8_grad;
   bool fp8_grad_amax = false;
+  // A bias is added to in[0] here (kBiasAdd, or fused into a GeLU or bias-dropout-add):
+  // backward reduces in[0]'s gradient over the tokens in a kernel of its own.
+  bool bias = false;
 };
 
 struct EinsumSpec;
@@ -116,6 +120,11 @@ class Graph {
   // Fused bias-dropout-add onto the residual stream; `x` is brought to the residual's layout.
   TensorId dropout_add(const std::string& name, TensorId x, TensorId residual, bool dropout);
   TensorId add(const std::string& name, TensorId a, TensorId b);
+  // x + a bias over x's last dimension, in a kernel of its own (reads x, writes the sum).
+  TensorId bias_add(const std::string& name, TensorId x);
+  // The main-gradient accumulation of a weight gradient `dw` (main_grad.add_: reads dw and
+  // the buffer, writes the buffer), a tensor of `main` type with dw's layout.
+  TensorId accumulate_grad(const std::string& name, TensorId dw, DType main);
   TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal);
   TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
   TensorId loss(const std::string& name, TensorId logits, char vocab);

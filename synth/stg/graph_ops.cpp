@@ -112,6 +112,25 @@ TensorId Graph::add(const std::string& name, TensorId a, TensorId b) {
   return y;
 }
 
+TensorId Graph::bias_add(const std::string& name, TensorId x) {
+  TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
+  Op op = streaming_op(OpKind::kBiasAdd, name, {x}, {y}, OpClass::kElementwise,
+                       static_cast<double>(elements_of(y)));
+  op.bias = true;
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::accumulate_grad(const std::string& name, TensorId dw, DType main) {
+  TensorId acc = new_tensor(name, tensor(dw).layout, main);
+  Op op = streaming_op(OpKind::kGradient, name, {dw}, {acc}, OpClass::kElementwise,
+                       static_cast<double>(elements_of(acc)));
+  op.bytes += static_cast<double>(bytes_of(acc));  // the buffer is read as well as written
+  op.phase = graph::Phase::kBackward;
+  append(std::move(op));
+  return acc;
+}
+
 TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v,
                           bool causal) {
   // q [b,s,a,d], k and v [b,t,g,d]: whole sequences, heads consistently sharded.

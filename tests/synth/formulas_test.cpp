@@ -129,7 +129,8 @@ TEST(Formulas, DataAndPipelineParallelBytesPerRank) {
       }
     }
     double params = (rg.stage == 0 ? p.embed.params : p.head.params) + 4.0 * p.layer.params;
-    EXPECT_DOUBLE_EQ(dp_bytes, params * 4.0) << "stage " << rg.stage;
+    // fp16 training keeps fp16 main gradients (Megatron's default): 2 bytes a parameter.
+    EXPECT_DOUBLE_EQ(dp_bytes, params * 2.0) << "stage " << rg.stage;
     double m = static_cast<double>(s.microbatches());
     double msg = 2.0 * static_cast<double>(s.training.seq_len * s.model.hidden);  // 2*b*s*h
     EXPECT_DOUBLE_EQ(pp_bytes, m * msg) << "stage " << rg.stage;  // one send per microbatch

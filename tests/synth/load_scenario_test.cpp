@@ -128,6 +128,22 @@ TEST(LoadScenario, ClipGradDefaultsToMegatronsThreshold) {
   EXPECT_DOUBLE_EQ(tiny({"training.clip_grad=0.5"}).training.clip_grad, 0.5);
 }
 
+TEST(LoadScenario, FrameworkKeysDefaultToMegatronCore) {
+  EXPECT_EQ(tiny({}).training.transformer_impl, TransformerImpl::kTransformerEngine);
+  EXPECT_EQ(tiny({"training.transformer_impl=local"}).training.transformer_impl,
+            TransformerImpl::kLocal);
+  EXPECT_TRUE(tiny({}).training.gradient_accumulation_fusion);
+  EXPECT_FALSE(
+      tiny({"training.gradient_accumulation_fusion=false"}).training.gradient_accumulation_fusion);
+  EXPECT_TRUE(tiny({}).parallel.async_tp_allreduce);
+  EXPECT_FALSE(tiny({"parallelism.async_tp_allreduce=false"}).parallel.async_tp_allreduce);
+  EXPECT_EQ(tiny({"training.precision=fp16"}).training.grad_dtype(), base::DType::kFP16);
+  EXPECT_EQ(
+      tiny({"training.precision=fp16", "training.grad_reduce_in_fp32=true"}).training.grad_dtype(),
+      base::DType::kFP32);
+  EXPECT_EQ(tiny({"training.precision=bf16"}).training.grad_dtype(), base::DType::kFP32);
+}
+
 TEST(LoadScenario, EveryBooleanSpellingIsTaken) {
   for (std::string_view v : {"True", "TRUE", "true", "yes", "on"}) {
     EXPECT_TRUE(tiny({"parallelism.sp=" + std::string(v)}).parallel.sp) << v;

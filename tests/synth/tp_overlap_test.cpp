@@ -152,5 +152,23 @@ TEST(TpOverlap, RewritesTheGradientGatherAndRemapsIndices) {
   EXPECT_EQ(p.ops[2].deps, std::vector<std::int32_t>{kBwdInput});  // the local chunk does not
 }
 
+// Megatron-LM of 2021: the backward all-reduce of the dgrad output starts after the wgrad
+// GEMM: forward, dgrad, wgrad, all-reduce, next op (4T + C) instead of the all-reduce under
+// the wgrad (3T + max(T, C)).
+TEST(SerializeBackwardTpComm, TheAllReduceWaitsForTheWeightGradient) {
+  BlockProgram p = program({gemm({kFwdInput}), gemm({kBwdInput}, graph::Phase::kBackward),
+                            gemm({kBwdInput}, graph::Phase::kBackward),
+                            tp_coll(graph::CollType::kAllReduce, {1}, graph::Phase::kBackward),
+                            gemm({3}, graph::Phase::kBackward)},
+                           1);
+  const double t = 2.0;
+  const double c = 3.0;
+  EXPECT_DOUBLE_EQ(makespan(p, t, c), t + t + std::max(t, c) + t);
+  EXPECT_EQ(serialize_backward_tp_comm(p), 1);
+  EXPECT_EQ(p.ops[3].deps, (std::vector<std::int32_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(makespan(p, t, c), 4 * t + c);
+  EXPECT_EQ(serialize_backward_tp_comm(p), 0);  // idempotent
+}
+
 }  // namespace
 }  // namespace tessera::synth::parallel
