@@ -32,9 +32,20 @@ synth::Scenario megatron_case(const YAML::Node& c, const YAML::Node& common) {
   s.training.seq_len = common["seq"].as<std::int64_t>();
   s.training.precision = base::DType::kFP16;
   s.training.attention = synth::AttentionKernel::kUnfused;  // Megatron of 2021-22
-  s.training.overlap_grad_reduce = false;                   // LocalDDP: reduce after backward
+  // The framework as the yaml's `framework` notes say: Megatron's local linear layers, fp16
+  // main gradients (the default with fp16) added to their buffer by a kernel of their own.
+  s.training.transformer_impl = synth::TransformerImpl::kLocal;
+  s.training.gradient_accumulation_fusion = false;
+  // LocalDDP reduces after backward; PyTorch DDP (`ddp: torch`) during the last backward, in
+  // its 25 MB buckets.
+  const bool torch_ddp = c["ddp"] && c["ddp"].as<std::string>() == "torch";
+  s.training.overlap_grad_reduce = torch_ddp;
+  s.training.grad_bucket_bytes = torch_ddp ? 25e6 : 0.0;
   s.training.overlap_p2p_comm = false;  // Megatron of 2021: blocking p2p, interleaved too
   s.parallel.tp_comm_overlap = false;   // TE userbuffers came in 2023
+  // The code of the time (the yaml's `framework` notes): asynchronous TP all-reduce in
+  // backward came in 2022-03.
+  s.parallel.async_tp_allreduce = common["async_tp_allreduce"].as<bool>();
   s.parallel.tp = c["tp"].as<std::int64_t>();
   s.parallel.pp = c["pp"].as<std::int64_t>();
   s.cluster.devices = c["gpus"].as<std::int64_t>();
