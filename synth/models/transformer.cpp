@@ -176,7 +176,7 @@ Block make_head(const Scenario& s) {
   TensorId xn = norm(g, s, "final_norm", x);
   TensorId w = g.weight("lm_head.weight", sharded("vh", 'v', Axis::kTP), s.training.precision);
   TensorId logits = g.einsum("lm_head", "bsh,vh->bsv", xn, w);
-  g.loss("loss", logits, 'v');
+  g.loss("loss", logits, 'v', s.training.cross_entropy_fusion);
   b.inputs = {x};
   b.params = weight_params(g);
   // A tied output layer reuses the input embedding's table; across pipeline stages Megatron

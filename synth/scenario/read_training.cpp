@@ -16,7 +16,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 17> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -32,7 +32,8 @@ constexpr std::array<std::string_view, 17> kTrainingKeys = {"seq_len",
                                                             "clip_grad",
                                                             "transformer_impl",
                                                             "gradient_accumulation_fusion",
-                                                            "grad_reduce_in_fp32"};
+                                                            "grad_reduce_in_fp32",
+                                                            "cross_entropy_fusion"};
 constexpr std::array<std::string_view, 10> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
@@ -153,6 +154,9 @@ void read_framework(const YamlNode& n, TrainingConfig& t) {
   }
   if (auto v = n.find("grad_reduce_in_fp32")) {
     t.grad_reduce_in_fp32 = v->as_bool();
+  }
+  if (auto v = n.find("cross_entropy_fusion")) {
+    t.cross_entropy_fusion = v->as_bool();
   }
 }
 

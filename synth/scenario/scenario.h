@@ -105,6 +105,9 @@ struct TrainingConfig {
   // computes the global gradient norm; 0 turns clipping and the norm off.
   double clip_grad = 1.0;
   TransformerImpl transformer_impl = TransformerImpl::kTransformerEngine;
+  // The LM loss in one fused kernel each way (Megatron-Core's --cross-entropy-loss-fusion,
+  // default off); off: Megatron's vocabulary-parallel cross-entropy, pass by pass.
+  bool cross_entropy_fusion = false;
   // Weight-gradient GEMMs accumulate into the main-gradient buffer themselves (Megatron's
   // gradient_accumulation_fusion, default on); off: each microbatch's weight gradient is
   // added to the buffer by a separate kernel (main_grad.add_, docs/formulas.md §4.2).

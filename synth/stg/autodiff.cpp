@@ -174,8 +174,10 @@ void Autodiff::backward_of(OpId id) {
   }
   if (op.kind == OpKind::kLoss) {  // the root: d(loss)/d(logits) = softmax - onehot
     TensorId probs = op.out[0];
+    // Unfused: the softmax is scaled in place (read + write fp32) before the cast back reads it.
+    const double extra = op.unfused_loss ? 2.0 * static_cast<double>(g_.bytes_of(probs)) : 0.0;
     TensorId dl = kernel(op.name + ".bwd", OpClass::kLoss, {probs}, g_.tensor(op.in[0]).layout,
-                         g_.tensor(op.in[0]).dtype, 2.0);
+                         g_.tensor(op.in[0]).dtype, 2.0, extra);
     contribute(op.in[0], dl);
     return;
   }

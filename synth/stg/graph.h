@@ -88,6 +88,9 @@ struct Op {
   // A bias is added to in[0] here (kBiasAdd, or fused into a GeLU or bias-dropout-add):
   // backward reduces in[0]'s gradient over the tokens in a kernel of its own.
   bool bias = false;
+  // kLoss: Megatron's unfused vocabulary-parallel cross-entropy, pass by pass (fp32 copy of
+  // the logits, max, subtract, exp, sum, divide; backward: scale, cast back).
+  bool unfused_loss = false;
 };
 
 struct EinsumSpec;
@@ -127,7 +130,9 @@ class Graph {
   TensorId accumulate_grad(const std::string& name, TensorId dw, DType main);
   TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal);
   TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
-  TensorId loss(const std::string& name, TensorId logits, char vocab);
+  // `fused`: one kernel each way (Megatron-Core's cross_entropy_loss_fusion); otherwise
+  // Megatron's unfused cross-entropy, pass by pass (docs/formulas.md §4.2).
+  TensorId loss(const std::string& name, TensorId logits, char vocab, bool fused);
   std::vector<TensorId> split(const std::string& name, TensorId x,
                               const std::vector<Layout>& parts);
   TensorId expand(const std::string& name, TensorId x, Layout out);

@@ -185,7 +185,7 @@ TensorId Graph::embedding(const std::string& name, TensorId ids, TensorId table,
   return y;
 }
 
-TensorId Graph::loss(const std::string& name, TensorId logits, char vocab) {
+TensorId Graph::loss(const std::string& name, TensorId logits, char vocab, bool fused) {
   // Vocabulary-parallel softmax cross-entropy (Megatron): per-token max, sum of exponentials
   // and target logit are reduced over the vocabulary shards, in fp32.
   logits = convert(logits, without_partial(tensor(logits).layout), phase_);
@@ -210,6 +210,10 @@ TensorId Graph::loss(const std::string& name, TensorId logits, char vocab) {
   op.cls = OpClass::kLoss;
   op.flops = 6.0 * n;
   op.bytes = static_cast<double>(bytes_of(logits) + 2 * bytes_of(probs));
+  if (!fused) {  // write the fp32 copy; read for the max; subtract, exp, divide in place; sum
+    op.unfused_loss = true;
+    op.bytes = static_cast<double>(bytes_of(logits)) + 9.0 * static_cast<double>(bytes_of(probs));
+  }
   append(std::move(op));
   return convert(stats, without_partial(stats_layout), phase_);
 }

@@ -89,10 +89,10 @@ TEST(FrameworkKernels, UnfusedAccumulationAddsEachWeightGradientToItsBuffer) {
       EXPECT_EQ(b.graph.tensor(wg.second).dtype, fp32 ? base::DType::kFP32 : base::DType::kFP16);
     }
   }
-  EXPECT_TRUE(ops_ending(models::make_layer(layer_scenario(TransformerImpl::kTransformerEngine,
-                                                           true)),
-                         ".grad_accum")
-                  .empty());
+  EXPECT_TRUE(
+      ops_ending(models::make_layer(layer_scenario(TransformerImpl::kTransformerEngine, true)),
+                 ".grad_accum")
+          .empty());
 }
 
 // Megatron's bytes per parameter (docs/user-guide/features/dist_optimizer.md): fp16
@@ -111,6 +111,25 @@ TEST(FrameworkKernels, StaticMemoryPerParameterFollowsTheGradientType) {
           << fp32 << dist;
       EXPECT_NEAR(static_cast<double>(g.classes[0].grad_memory) / p, fp32 ? 4.0 : 2.0, 1e-6);
     }
+  }
+}
+
+// The LM loss per logit element: Megatron's unfused cross-entropy reads the fp16 logits,
+// writes their fp32 copy and runs max (read), subtract, exp, divide (read + write) and sum
+// (read) over it: 2 + 36 bytes; backward scales the softmax in place and casts it back:
+// 8 + 4 + 2. Fused: the logits and the fp32 softmax written and read once (2 + 8), 4 + 2.
+TEST(FrameworkKernels, UnfusedCrossEntropyRunsPassByPass) {
+  for (bool fused : {false, true}) {
+    Scenario s = layer_scenario(TransformerImpl::kTransformerEngine, true);
+    s.training.cross_entropy_fusion = fused;
+    models::Block head = models::build_blocks(s).head;
+    const double n = kT * static_cast<double>(models::padded_vocab(s)) / kTp;
+    std::map<std::string, double> fwd = ops_ending(head, "loss");
+    std::map<std::string, double> bwd = ops_ending(head, "loss.bwd");
+    ASSERT_EQ(fwd.size(), 1U);
+    ASSERT_EQ(bwd.size(), 1U);
+    EXPECT_DOUBLE_EQ(fwd.begin()->second / n, fused ? 10.0 : 38.0);
+    EXPECT_DOUBLE_EQ(bwd.begin()->second / n, fused ? 6.0 : 14.0);
   }
 }
 
