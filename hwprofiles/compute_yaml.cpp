@@ -17,9 +17,10 @@ namespace {
 using base::Dimension;
 using base::YamlNode;
 
-constexpr std::array<std::string_view, 7> kGemmKeys = {
-    "tiles",   "compute_units",   "max_fraction", "k_half", "small_tile_exponent",
-    "latency", "split_k_overhead"};
+constexpr std::array<std::string_view, 8> kGemmKeys = {
+    "tiles",   "compute_units",    "max_fraction", "k_half", "small_tile_exponent",
+    "latency", "split_k_overhead", "sustained"};
+constexpr std::array<std::string_view, 2> kSustainedKeys = {"bf16", "fp8"};
 constexpr std::array<std::string_view, 3> kFractionKeys = {"bf16", "fp8", "fp32"};
 constexpr std::array<std::string_view, 4> kAttentionKeys = {"forward", "backward", "seq_half",
                                                             "causal_seq_factor"};
@@ -106,6 +107,15 @@ void read_gemm(const YamlNode& node, GemmModel& g) {
   g.small_tile_exponent = exponent;
   g.latency = read_time(node.at("latency"));
   g.split_k_overhead = read_time(node.at("split_k_overhead"));
+  if (auto v = node.find("sustained")) {
+    v->check_keys(kSustainedKeys);
+    if (auto f = v->find("bf16")) {
+      g.sustained_bf16 = f->as_quantity(Dimension::kFlopRate);
+    }
+    if (auto f = v->find("fp8")) {
+      g.sustained_fp8 = f->as_quantity(Dimension::kFlopRate);
+    }
+  }
 }
 
 void read_attention(const YamlNode& node, AttentionModel& a) {

@@ -56,6 +56,10 @@ double GemmModel::fraction(base::DType d) const {
   return f > 0.0 ? f : max_fraction;
 }
 
+double GemmModel::sustained(base::DType d) const {
+  return d == base::DType::kFP8 ? sustained_fp8 : d == base::DType::kFP32 ? 0.0 : sustained_bf16;
+}
+
 GemmKernel gemm_kernel(const GemmModel& g, const GemmShape& shape, double rate, double hbm_rate,
                        const GemmOptions& options) {
   check(shape, rate);
@@ -82,11 +86,15 @@ GemmKernel gemm_kernel(const GemmModel& g, const GemmShape& shape, double rate, 
 }
 
 double gemm_seconds(const GemmModel& g, const GemmShape& shape, double rate, double bytes,
-                    double hbm_rate, const GemmOptions& options) {
+                    double hbm_rate, const GemmOptions& options, double ceiling) {
   double math = gemm_kernel(g, shape, rate, hbm_rate, options).seconds;
   double memory = bytes > 0.0 ? bytes / hbm_rate : 0.0;
   double fixed = options.latency ? base::to_seconds(g.latency) : 0.0;
-  return fixed + std::max(math, memory);
+  // The ceiling is a whole kernel's rate, as MAMF times it (latency included).
+  double floor = ceiling > 0.0 ? 2.0 * static_cast<double>(shape.m * shape.n) *
+                                     static_cast<double>(shape.k * shape.batch) / ceiling
+                               : 0.0;
+  return std::max(fixed + std::max(math, memory), floor);
 }
 
 double gemm_bytes(const GemmShape& s, base::DType in, base::DType out) {

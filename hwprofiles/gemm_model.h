@@ -43,11 +43,12 @@ constexpr std::int64_t kMinSplitDepth = 128;  // and keep >= 2 k-blocks of 64 pe
 GemmKernel gemm_kernel(const GemmModel& g, const GemmShape& shape, double rate, double hbm_rate,
                        const GemmOptions& options = {});
 
-// Seconds for the whole GEMM: latency + max(gemm_kernel().seconds, bytes / hbm_rate), where
-// hbm_rate is the plateau HBM rate (the latency term is the GEMM's fixed cost) and
-// `bytes` is its HBM traffic (A, B and C) and `rate` as above.
+// Seconds for the whole GEMM: max(latency + max(gemm_kernel().seconds, bytes / hbm_rate),
+// flops / ceiling), where hbm_rate is the plateau HBM rate (the latency term is the GEMM's
+// fixed cost), `bytes` is its HBM traffic (A, B and C), `rate` as above and `ceiling` the
+// sustained rate no kernel exceeds, latency included (GemmModel::sustained; 0: none).
 double gemm_seconds(const GemmModel& g, const GemmShape& shape, double rate, double bytes,
-                    double hbm_rate, const GemmOptions& options = {});
+                    double hbm_rate, const GemmOptions& options = {}, double ceiling = 0.0);
 
 // A, B and C bytes of `shape` with elements of `in` (A, B) and `out` (C), read once each.
 double gemm_bytes(const GemmShape& shape, base::DType in, base::DType out);

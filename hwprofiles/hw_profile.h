@@ -42,9 +42,16 @@ struct GemmModel {
   double small_tile_exponent = 0.0;
   base::SimTime latency = 0;           // device time every GEMM kernel takes beyond its math
   base::SimTime split_k_overhead = 0;  // a split-K GEMM's reduction, beyond its HBM traffic
+  // The sustained rate no GEMM exceeds, FLOP/s (0: none): the best shape of a brute-force
+  // shape sweep (MAMF), where the part's clocks and power hold it, whatever the shape model
+  // extrapolates for larger shapes.
+  double sustained_bf16 = 0.0;
+  double sustained_fp8 = 0.0;
 
   // The steady fraction of peak of the main tile for `d`.
   [[nodiscard]] double fraction(base::DType d) const;
+  // The sustained ceiling for `d` (bf16/fp16, fp8; 0: none).
+  [[nodiscard]] double sustained(base::DType d) const;
 };
 
 // Fused attention efficiency (hwprofiles/attention_model.h): a plateau per direction and head

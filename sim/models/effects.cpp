@@ -40,6 +40,9 @@ constexpr std::array kEffects{
                "GEMMs pick the fastest of the profile's CTA tiles and split-K factors; off: the "
                "main tile only, no split-K"},
     EffectInfo{"gemm-latency", "a fixed device time per GEMM kernel (gemm.latency)"},
+    EffectInfo{"gemm-sustained",
+               "no GEMM runs faster than the part's best-shape rate (gemm.sustained, MAMF); off: "
+               "the shape model alone, which extrapolates beyond it for large shapes"},
     EffectInfo{"attention-tables",
                "fused attention by pass, head dim, sequence length and causality (profile "
                "attention section); off: one flat attention_fraction"},

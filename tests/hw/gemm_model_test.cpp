@@ -85,6 +85,26 @@ TEST(GemmModel, LatencyAndTheHbmBound) {
                    5e-6 + 2.0 * 128 * 256 * 64 / kRate);
 }
 
+// The sustained ceiling bounds the whole kernel (latency included), and only where the shape
+// model is faster than it.
+TEST(GemmModel, SustainedCeilingBoundsTheWholeKernel) {
+  GemmModel g = four_units();
+  g.latency = base::from_us(5.0);
+  GemmShape s{128, 256, 8192, 1};
+  const double flops = 2.0 * 128 * 256 * 8192;
+  const double model = gemm_seconds(g, s, kRate, 0.0, 1e12);
+  const double slow = 0.5 * flops / model;  // half the model's rate: binds
+  EXPECT_DOUBLE_EQ(gemm_seconds(g, s, kRate, 0.0, 1e12, {}, slow), flops / slow);
+  EXPECT_DOUBLE_EQ(gemm_seconds(g, s, kRate, 0.0, 1e12, {}, 2.0 * flops / model), model);
+  EXPECT_DOUBLE_EQ(gemm_seconds(g, s, kRate, 0.0, 1e12, {}, 0.0), model);  // none
+  g.sustained_bf16 = 7.0;
+  g.sustained_fp8 = 9.0;
+  EXPECT_DOUBLE_EQ(g.sustained(DType::kBF16), 7.0);
+  EXPECT_DOUBLE_EQ(g.sustained(DType::kFP16), 7.0);
+  EXPECT_DOUBLE_EQ(g.sustained(DType::kFP8), 9.0);
+  EXPECT_DOUBLE_EQ(g.sustained(DType::kFP32), 0.0);
+}
+
 TEST(GemmModel, BytesAndFractionsByDtype) {
   EXPECT_DOUBLE_EQ(gemm_bytes({2, 3, 4, 5}, DType::kFP8, DType::kBF16),
                    5.0 * ((2 * 4 + 4 * 3) * 1 + 2 * 3 * 2));

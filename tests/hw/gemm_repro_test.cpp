@@ -18,11 +18,11 @@ using testing::held_out;
 using testing::ReproRow;
 
 // TFLOP/s the model predicts for `s` in dtype `in` (bf16 output), as the simulator times a
-// GEMM node: peak x fraction, A+B+C bytes at the plateau HBM rate.
+// GEMM node: peak x fraction, A+B+C bytes at the plateau HBM rate, the sustained ceiling.
 double predicted_tflops(const Profile& p, const GemmShape& s, DType in) {
   double bytes = gemm_bytes(s, in, DType::kBF16);
   double seconds = gemm_seconds(p.gemm, s, p.peak(in) * p.gemm.fraction(in), bytes,
-                                memory_rate(p, bytes, false));
+                                memory_rate(p, bytes, false), {}, p.gemm.sustained(in));
   return 2.0 * static_cast<double>(s.m * s.n) * s.k * s.batch / seconds / 1e12;
 }
 

@@ -46,6 +46,7 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
       gemm_options_{.quantization = effects.on("gemm-quantization"),
                     .kernel_choice = effects.on("gemm-kernel-choice"),
                     .latency = effects.on("gemm-latency")},
+      sustained_(effects.on("gemm-sustained")),
       attention_tables_(effects.on("attention-tables")),
       memory_ramp_(effects.on("memory-bound-ramp")),
       floor_(!effects.on("kernel-launch") ? 0
@@ -78,8 +79,9 @@ double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   }
   // The plateau rate: the GEMM's fixed cost is its own latency term.
   double hbm = hw::memory_rate(profile_, node.bytes, false);
-  double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
-                              gemm_options_);
+  double s =
+      hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
+                       gemm_options_, sustained_ ? profile_.gemm.sustained(node.dtype) : 0.0);
   gemm_cache_.emplace(key, s);
   return s;
 }

@@ -17,14 +17,16 @@ namespace tessera::models {
 
 // Contract: duration() is deterministic and >= 0; a node with fixed_duration >= 0 takes
 // exactly that. Device time by op class:
-//   kGemm       hw::gemm_seconds (kernel choice, quantization, latency, HBM bound)
+//   kGemm       hw::gemm_seconds (kernel choice, quantization, latency, sustained ceiling,
+//               HBM bound)
 //   kAttention  flops / (peak(dtype) * hw::attention_fraction(pass, seq, head dim, causal))
 //   otherwise   max(flops / vector_flops, bytes / hw::memory_rate(bytes))
 // where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0. Then
 //   eager:       max(device + launch.stream, launch.host)   (the host dispatches op by op)
 //   CUDA graphs: device + launch.graph
 // Effects (sim/models/effects.h): kernel-launch (the device floor), host-launch (the eager
-// host bound), gemm-quantization, gemm-kernel-choice, gemm-latency, attention-tables (off:
+// host bound), gemm-quantization, gemm-kernel-choice, gemm-latency, gemm-sustained (off: no
+// best-shape ceiling), attention-tables (off:
 // the flat profile.attention_fraction), memory-bound-ramp (off: the plateau rate).
 // Not thread-safe: GEMM times are cached per shape. Registered as "roofline".
 class RooflineComputeModel final : public ComputeModel {
@@ -54,6 +56,7 @@ class RooflineComputeModel final : public ComputeModel {
 
   const hw::Profile& profile_;
   hw::GemmOptions gemm_options_;
+  bool sustained_ = true;  // gemm-sustained: the profile's best-shape ceiling
   bool attention_tables_ = true;
   bool memory_ramp_ = true;
   base::SimTime floor_ = 0;  // device-side launch floor per kernel
