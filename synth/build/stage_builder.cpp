@@ -331,17 +331,14 @@ void StageBuilder::count_encoder_params() {
 // and frozen or replicated encoder weights.
 void StageBuilder::account_static_memory(double params) {
   const Scenario& s = c_.s;
-  const double grad = s.training.grad_bytes();
-  const double state = s.training.optimizer_state_bytes();
-  double bytes_per_param =
-      2.0 + grad +
-      (s.training.distributed_optimizer ? state / static_cast<double>(s.parallel.dp) : state);
+  double bytes_per_param = s.training.static_bytes_per_param(
+      s.training.distributed_optimizer ? static_cast<double>(s.parallel.dp) : 1.0);
   // Megatron's bytes per parameter: 2 (bf16 weights) + 4 (fp32 main gradients; 2 when they
   // stay fp16) + 12 (fp32 master weights and Adam moments; 16 with the fp32 copy of fp16
   // gradients), the optimizer's part divided over DP with the distributed optimizer.
   g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
   g_.weight_memory = static_cast<std::int64_t>(params * 2.0);
-  g_.grad_memory = static_cast<std::int64_t>(params * grad);
+  g_.grad_memory = static_cast<std::int64_t>(params * s.training.grad_bytes());
   // FP8 weight copies (and their scales), cached over the step, count as weights.
   const auto fp8 = static_cast<std::int64_t>(fp8_static_bytes());
   g_.static_memory += fp8;

@@ -126,6 +126,11 @@ struct TrainingConfig {
   // fp32 copy of fp16 main gradients (Megatron-LM docs/user-guide/features/dist_optimizer.md:
   // 20 bytes per parameter for fp16 parameters and gradients, 18 for bf16 with fp32 ones).
   [[nodiscard]] double optimizer_state_bytes() const { return fp32_grads() ? 12.0 : 16.0; }
+  // Static bytes per parameter: 2 (weight) + main gradient + the optimizer's state, that
+  // divided over `optimizer_shards` (the distributed optimizer's DP ranks; 1 without it).
+  [[nodiscard]] double static_bytes_per_param(double optimizer_shards) const {
+    return 2.0 + grad_bytes() + optimizer_state_bytes() / optimizer_shards;
+  }
 };
 
 struct ParallelConfig {
