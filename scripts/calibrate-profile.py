@@ -2,7 +2,7 @@
 # Prints the calibrated efficiency fields of a hardware profile from the microbenchmark tables
 # in calibration/microbench/ (docs/calibration.md): gemm.max_fraction from a MAMF best-shape
 # row and the profile's tile/wave/fill model, hbm.efficiency from a streaming row,
-# scale_up.efficiency from a ring busbw row, attention_fraction from a cuDNN SDPA row; then
+# scale_up.efficiency from a ring busbw row (with the ring's local last step), attention_fraction from a cuDNN SDPA row; then
 # the held-out rows with the model's error on each. Reads only the repository's files.
 # Usage: scripts/calibrate-profile.py PROFILE   (h200-sxm, h800-sxm, b200, gb200)
 import math
@@ -35,10 +35,13 @@ def quantity(text):  # "2250 TFLOP/s", "8 TB/s", "900 GB/s"
 
 
 def shape_factor(g, m, n, k):
-    tm, tn = math.ceil(m / g["tile_m"]), math.ceil(n / g["tile_n"])
+    # The profile's main (first) CTA tile; calibration/fit/fit_compute.py fits the full
+    # tile-choice model (docs/calibration.md, Part 1).
+    tile_m, tile_n = (int(x) for x in g["tiles"][0].split("x"))
+    tm, tn = math.ceil(m / tile_m), math.ceil(n / tile_n)
     tiles = tm * tn
     waves = math.ceil(tiles / g["compute_units"])
-    tile = m * n / (tm * g["tile_m"] * tn * g["tile_n"])
+    tile = m * n / (tm * tile_m * tn * tile_n)
     return tile * tiles / (waves * g["compute_units"]) * k / (k + g["k_half"])
 
 
@@ -104,14 +107,27 @@ def hbm(e, p, fit):
     report("hbm.efficiency", frac, held)
 
 
+def ring_busbw(link_rate, hbm_rate, n):
+    """nccl-tests busbw of a ring all-reduce on n GPUs: 2(n-1) sending steps at the link rate
+    and a local last step per loop, a copy at the HBM rate (docs/collectives.md section 1)."""
+    k = 2 * (n - 1)
+    return link_rate * k / (k + 2 * link_rate / hbm_rate)
+
+
 def link(e, p, fit):
     bw = quantity(p["scale_up"]["bandwidth"]) / 1e9
-    frac = fit["ring"][1] / bw
+    table, measured = fit["ring"]
+    hbm_rate = quantity(p["hbm"]["bandwidth"]) / 1e9 * p["hbm"]["efficiency"]
+    # A ring busbw row (8 GPUs, 14 sending steps) gives the link rate by inverting ring_busbw;
+    # a link measurement (h800-nvlink-measured) is the rate itself.
+    rate = 14 * measured / (14 - 2 * measured / hbm_rate) if table.startswith("stas-") else measured
+    frac = rate / bw
     held = []
-    if fit["ring"][0] == "stas-nvls-gain-vs-gpu-count":
+    if table == "stas-nvls-gain-vs-gpu-count":
         system = "B200" if p["name"] == "b200" else "H200"
-        held = [(f"{system} ring, {r['gpus']} GPUs", frac * bw, r["busbw_nvls_off_GBps"])
-                for r in rows(e[fit["ring"][0]]) if r["system"] == system and r["gpus"] < 8]
+        held = [(f"{system} ring, {r['gpus']} GPUs", ring_busbw(rate, hbm_rate, r["gpus"]),
+                 r["busbw_nvls_off_GBps"])
+                for r in rows(e[table]) if r["system"] == system and r["gpus"] < 8]
     report("scale_up.efficiency", frac, held)
 
 

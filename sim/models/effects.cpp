@@ -32,6 +32,10 @@ constexpr std::array kEffects{
     EffectInfo{"rail-alignment",
                "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
                "go through the spine"},
+    EffectInfo{"ring-local-step",
+               "each loop of a ring collective ends with a local copy (or reduce) into the "
+               "output that sends nothing, at the HBM streaming rate; off: rings keep their "
+               "links busy throughout"},
     EffectInfo{"comm-interference",
                "compute kernels slow down while a collective is in flight on their device: "
                "compute-bound ones lose the collective's SMs, memory-bound ones its HBM "

@@ -14,7 +14,8 @@ double busbw_factor(graph::CollType type, int n) {
 }
 
 BenchResult run_collective(const BenchSetup& setup, double bytes) {
-  const hw::Profile profile = hw::load_profile(setup.profile);
+  hw::Profile profile = hw::load_profile(setup.profile);
+  profile.collective.nvls.enabled = profile.collective.nvls.enabled && setup.nvls;
   const topology::TopologySpec spec =
       topology::load_topology_preset(setup.topology, base::SourceLoc{"test", 0, 0});
   const topology::Cluster cluster(spec, profile, setup.devices);

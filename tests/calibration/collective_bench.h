@@ -21,6 +21,7 @@ struct BenchSetup {
   int stride = 1;  // member i of group g is device g + i * stride (stride > 1)
                    // or g * size + i (stride 1)
   graph::CollType type = graph::CollType::kAllReduce;
+  bool nvls = true;  // false: the profile's in-switch reduction off (NCCL_NVLS_ENABLE=0)
   sim::SimOptions options;
 };
 

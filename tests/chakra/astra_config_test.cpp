@@ -49,8 +49,8 @@ double ns(base::SimTime t) {
 TEST(AstraConfig, SingleNodeIsOneNvSwitchDimension) {
   const Mapped m = map("single-node", "h100-sxm", 8);
   ASSERT_EQ(m.config.dims.size(), 1U);
-  // h100-sxm: NVLink4 450 GB/s per direction x 0.80 NCCL efficiency, 0.47 us per link.
-  expect_dim(m.config.dims[0], "Switch", 8, 450e9 * 0.80, 470.0, "ring");
+  // h100-sxm: NVLink4 450 GB/s per direction x 0.82 NCCL efficiency, 0.47 us per link.
+  expect_dim(m.config.dims[0], "Switch", 8, 450e9 * 0.82, 470.0, "ring");
   EXPECT_DOUBLE_EQ(m.config.peak_tflops, 989.4 * 0.87);
   EXPECT_DOUBLE_EQ(m.config.local_mem_bw_gbps, 3350.0 * 0.9);
   EXPECT_DOUBLE_EQ(m.config.endpoint_delay_ns, 10000.0);  // the Simple protocol's step

@@ -57,8 +57,12 @@ TEST(ProfileValues, B200SpecSheet) {
   EXPECT_DOUBLE_EQ(p.hbm_bandwidth, 8e12);
   EXPECT_DOUBLE_EQ(p.scale_up.bandwidth, 18 * 50e9);  // NVLink5, per direction
   EXPECT_EQ(p.gemm.compute_units, 148);
-  // Ring busbw 682 GB/s on 8x B200 (stas-nvls-gain-vs-gpu-count) within 1%.
-  EXPECT_NEAR(p.scale_up.bandwidth * p.scale_up.efficiency, 682.2e9, 7e9);
+  // Ring all-reduce busbw 682 GB/s on 8x B200 (stas-nvls-gain-vs-gpu-count) within 1%: 14
+  // sending steps at the link's achieved rate and a local last step (a copy: 2 bytes of HBM
+  // traffic per byte) per loop (docs/collectives.md section 1).
+  const double link = p.scale_up.bandwidth * p.scale_up.efficiency;
+  const double local = 2.0 * link / (p.hbm_bandwidth * p.hbm_efficiency);
+  EXPECT_NEAR(link * 14.0 / (14.0 + local), 682.2e9, 7e9);
 }
 
 TEST(ProfileValues, Gb200IsAFasterB200InOneRack) {

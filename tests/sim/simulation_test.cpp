@@ -81,9 +81,11 @@ TEST(Simulation, RingAllReduceMatchesTheAlphaBetaFormula) {
   const int n = 4;
   const double bytes = 8e6;
   RunStats s = run(one_collective(n, CollType::kAllReduce, bytes), c, p);
-  // 2(n-1) * (alpha + N/n * beta), beta = 1 / (100 GB/s) = 10 ps per byte.
+  // 2(n-1) * (alpha + N/n * beta), beta = 1 / (100 GB/s) = 10 ps per byte, and the ring's
+  // last, local step: a copy of N/n (read + write) at the 2 TB/s HBM, N/n ps.
   SimTime alpha = p.collective_step + c.path_latency(0, 1);
-  SimTime expected = 2 * (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10));
+  SimTime expected = 2 * (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10)) +
+                     static_cast<SimTime>(bytes / n);
   for (const Span& sp : s.spans) {
     EXPECT_EQ(sp.end, expected) << "rank " << sp.rank;
   }
@@ -103,7 +105,9 @@ TEST(Simulation, RingAllGatherAndLaunchCost) {
   const double bytes = 16e6;
   RunStats s = run(one_collective(n, CollType::kAllGather, bytes), c, p);
   SimTime alpha = p.collective_step + c.path_latency(0, 1);
-  SimTime expected = p.collective_launch + (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10));
+  SimTime expected = p.collective_launch +
+                     (n - 1) * (alpha + static_cast<SimTime>(bytes / n * 10)) +
+                     static_cast<SimTime>(bytes / n);  // the local last step, as above
   EXPECT_EQ(span_of(s, one_collective(n, CollType::kAllGather, bytes), 5, "coll").end, expected);
 }
 
@@ -126,13 +130,14 @@ TEST(Simulation, CollectivesSharingALinkSplitItsBandwidth) {
   graphs[2].add(collective(g, "b", 1, CollType::kAllReduce, 1e6, Stream::kDP));
   set_per_rank(g, graphs);
   RunStats s = run(g, make_cluster(p, 8), p);
-  // Each flow carries 1 MB; device 0's uplink and downlink carry one flow of each group.
-  EXPECT_EQ(span_of(s, g, 1, "a").end, 20 * kUs);
-  EXPECT_EQ(span_of(s, g, 2, "b").end, 20 * kUs);
+  // Each flow carries 1 MB; device 0's uplink and downlink carry one flow of each group:
+  // 20 us, and 0.5 us for the ring's local last step (a copy of 0.5 MB at 2 TB/s).
+  EXPECT_EQ(span_of(s, g, 1, "a").end, 20'500'000);
+  EXPECT_EQ(span_of(s, g, 2, "b").end, 20'500'000);
   // Both kinds overlap on rank 0 with no compute: the time is charged to TP.
-  EXPECT_DOUBLE_EQ(s.ranks[0].exposed_comm_s[0], 20e-6);
+  EXPECT_DOUBLE_EQ(s.ranks[0].exposed_comm_s[0], 20.5e-6);
   EXPECT_DOUBLE_EQ(s.ranks[0].exposed_comm_s[1], 0.0);
-  EXPECT_DOUBLE_EQ(s.ranks[0].comm_s[1], 20e-6);
+  EXPECT_DOUBLE_EQ(s.ranks[0].comm_s[1], 20.5e-6);
 }
 
 TEST(Simulation, CommunicationHiddenBehindComputeIsNotExposed) {
@@ -142,16 +147,17 @@ TEST(Simulation, CommunicationHiddenBehindComputeIsNotExposed) {
   std::vector<RankGraph> graphs(2);
   for (auto& rg : graphs) {
     auto a = rg.add(compute(g, "fwd", 5 * kUs));
-    rg.add(collective(g, "grad_ar", 0, CollType::kAllReduce, 1e6, Stream::kDP), {a});  // 10 us
+    rg.add(collective(g, "grad_ar", 0, CollType::kAllReduce, 1e6, Stream::kDP),
+           {a});  // 10 us + 0.5 us local last step
     rg.add(compute(g, "more", 4 * kUs), {a});
   }
   set_per_rank(g, graphs);
   RunStats s = run(g, make_cluster(p, 8), p);
-  EXPECT_DOUBLE_EQ(s.step_time_s, 15e-6);
+  EXPECT_DOUBLE_EQ(s.step_time_s, 15.5e-6);
   const RankStats& r = s.ranks[1];
   EXPECT_DOUBLE_EQ(r.compute_s, 9e-6);
-  EXPECT_DOUBLE_EQ(r.comm_s[1], 10e-6);
-  EXPECT_DOUBLE_EQ(r.exposed_comm_s[1], 6e-6);
+  EXPECT_DOUBLE_EQ(r.comm_s[1], 10.5e-6);
+  EXPECT_DOUBLE_EQ(r.exposed_comm_s[1], 6.5e-6);
   EXPECT_NEAR(r.idle_s, 0.0, 1e-18);
 }
 

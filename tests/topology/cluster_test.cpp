@@ -74,7 +74,7 @@ TEST(Cluster, RailOptimizedFatTreeShape) {
     switch (l.cls) {
       case LinkClass::kScaleUp:
         EXPECT_DOUBLE_EQ(l.bandwidth, 450e9);
-        EXPECT_DOUBLE_EQ(l.efficiency, 0.80);
+        EXPECT_DOUBLE_EQ(l.efficiency, 0.82);
         break;
       case LinkClass::kScaleOut:
         EXPECT_DOUBLE_EQ(l.bandwidth, 50e9);

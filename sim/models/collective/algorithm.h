@@ -25,10 +25,14 @@ struct Flow {
   std::int32_t dst = 0;
 };
 
-// What one collective costs: latency-bound steps and bytes per flow.
+// What one collective costs: latency-bound steps, bytes per flow, and the HBM bytes (read +
+// written) each member moves in local steps that send nothing, so that no link is busy
+// while they run (the ring's last step per loop; one-shot's final reduction; timed at the
+// profile's streaming HBM rate; 0 for the other algorithms).
 struct CollectiveCost {
   int steps = 0;
   double bytes_per_flow = 0.0;
+  double local_traffic = 0.0;
 };
 
 // NCCL's protocols. HCCL's transfers are timed as Simple.

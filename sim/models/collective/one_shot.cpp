@@ -2,9 +2,13 @@
 // One-shot all-reduce for small messages (TensorRT-LLM's and vLLM's one-shot custom
 // all-reduce): every member sends its whole buffer to every other member in a single step and
 // reduces locally. Fewest steps, most bytes: 1 step, `bytes` per flow over n(n-1) flows, so
-// each member sends (n-1) x bytes where a ring sends 2(n-1)/n x bytes. Applies inside one node
-// (scale-up links only); LL or Simple. The tuner takes it only where its one step beats the
-// ring's 2(n-1) (small messages). NCCL's own all-gather has no one-shot variant.
+// each member sends (n-1) x bytes where a ring sends 2(n-1)/n x bytes. The local reduction
+// of the n buffers into the output comes after the exchange: n reads and a write of `bytes`
+// per member while the links idle (CollectiveCost::local_traffic), where a ring's last step
+// moves 2 x bytes / n.
+// Applies inside one node (scale-up links only); LL or Simple. The tuner takes it only where
+// its one step beats the ring's 2(n-1) (small messages). NCCL's own all-gather has no
+// one-shot variant.
 #include <memory>
 
 #include "sim/models/collective/algorithm.h"
@@ -48,7 +52,7 @@ class OneShot final : public CollectiveAlgorithm {
 
   [[nodiscard]] CollectiveCost cost(graph::CollType /*c*/, int n, int /*channels*/,
                                     double bytes) const override {
-    return n <= 1 ? CollectiveCost{} : CollectiveCost{1, bytes};
+    return n <= 1 ? CollectiveCost{} : CollectiveCost{1, bytes, (n + 1.0) * bytes};
   }
 };
 

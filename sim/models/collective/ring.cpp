@@ -6,6 +6,10 @@
 // keeps it on one rail). Runs LL, LL128 and Simple.
 //   all-reduce             2(n-1) steps, 2(n-1)/n * bytes / channels per flow
 //   all-gather / r-scatter  (n-1) steps,  (n-1)/n * bytes / channels per flow
+// and, in both, a last step per loop that sends nothing (NCCL src/device/all_gather.h,
+// reduce_scatter.h, all_reduce.h): each member copies the bytes / n it received last into
+// its output, or (reduce-scatter) reduces them with its own input: 2 or 3 x bytes / n of HBM
+// traffic while its links idle (CollectiveCost::local_traffic).
 #include <memory>
 
 #include "sim/models/collective/algorithm.h"

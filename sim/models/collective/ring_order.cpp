@@ -62,10 +62,13 @@ CollectiveCost ring_cost(graph::CollType c, int n, int channels, double bytes) {
   }
   const double nd = n;
   const double k = std::max(channels, 1);
+  // The last step copies the received chunk into the output (read + write), or for
+  // reduce-scatter reduces it with the member's own input into the output (2 reads + write).
+  const double local = (c == graph::CollType::kReduceScatter ? 3.0 : 2.0) * bytes / nd;
   if (c == graph::CollType::kAllReduce) {
-    return {2 * (n - 1), 2.0 * (nd - 1.0) / nd * bytes / k};
+    return {2 * (n - 1), 2.0 * (nd - 1.0) / nd * bytes / k, local};
   }
-  return {n - 1, (nd - 1.0) / nd * bytes / k};
+  return {n - 1, (nd - 1.0) / nd * bytes / k, local};
 }
 
 bool within_one_node(const std::vector<std::int32_t>& ranks, const topology::Cluster& cluster) {

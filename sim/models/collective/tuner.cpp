@@ -27,14 +27,23 @@ bool keep(const CollectiveAlgorithm& a, const std::vector<std::int32_t>& ranks,
   return a.applies(ranks, cluster, profile);
 }
 
+// The local steps' time: their HBM traffic at the profile's streaming rate.
+base::SimTime local_step_time(double traffic, const hw::Profile& profile) {
+  const double rate = profile.hbm_bandwidth * profile.hbm_efficiency;
+  return rate > 0.0 && traffic > 0.0 ? base::from_seconds(traffic / rate) : 0;
+}
+
 Choice evaluate(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p, graph::CollType c,
-                int n, double bytes, const hw::Profile& profile) {
+                int n, double bytes, const hw::Profile& profile, const TunerOptions& options) {
   const CollectiveCost cost = a.cost(c, n, cand.channels, bytes);
   Choice ch;
   ch.algorithm = cand.algorithm;
   ch.protocol = p;
   ch.sms = a.sms(profile);
   ch.latency = a.latency(profile, p, cost.steps, cand.hop_latency);
+  if (options.ring_local_step) {
+    ch.latency += local_step_time(cost.local_traffic, profile);
+  }
   ch.bytes_per_flow = cost.bytes_per_flow / a.bandwidth_fraction(profile, p);
   return ch;
 }
@@ -48,7 +57,8 @@ double estimate(const Choice& ch, double rate) {
 
 TunerOptions tuner_options(const Effects& effects) {
   return {.collective_tuner = effects.on("collective-tuner"),
-          .rail_alignment = effects.on("rail-alignment")};
+          .rail_alignment = effects.on("rail-alignment"),
+          .ring_local_step = effects.on("ring-local-step")};
 }
 
 std::vector<std::size_t> tuner_candidates(graph::CollType c, const std::vector<std::int32_t>& ranks,
@@ -90,7 +100,7 @@ Choice tuner_choose(graph::CollType c, int n, double bytes,
       if (!allowed) {
         continue;
       }
-      Choice ch = evaluate(a, cand, p, c, n, bytes, profile);
+      Choice ch = evaluate(a, cand, p, c, n, bytes, profile, options);
       const double t = estimate(ch, cand.rate);
       if (t < best_time) {
         best_time = t;

@@ -23,10 +23,12 @@ namespace tessera::models {
 // The switches the per-effect breakdown turns off (effects "collective-tuner" and
 // "rail-alignment", sim/models/effects.h). collective_tuner off: rings (the first registered
 // algorithm that runs the type) with the Simple protocol, as before the tuner;
-// rail_alignment off: inter-node rings hop straight across rails (through the spine).
+// rail_alignment off: inter-node rings hop straight across rails (through the spine);
+// ring_local_step off: the rings' last, local step per loop costs nothing.
 struct TunerOptions {
   bool collective_tuner = true;
   bool rail_alignment = true;
+  bool ring_local_step = true;
 };
 
 // The options the effects leave on.
@@ -48,7 +50,8 @@ struct Choice {
   std::size_t algorithm = 0;
   Protocol protocol = Protocol::kSimple;
   int sms = 0;
-  base::SimTime latency = 0;    // the fixed part of the call
+  base::SimTime latency = 0;    // the part the network does not time: the call's fixed
+                                // cost and the ring's local last step
   double bytes_per_flow = 0.0;  // the network part, protocol overhead included
 };
 

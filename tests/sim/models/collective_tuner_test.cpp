@@ -37,6 +37,22 @@ TEST(CollectiveCost, NvlsMeshAndOneShotVolumes) {
   EXPECT_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 1, 1, 1e6).steps, 0);
 }
 
+TEST(CollectiveCost, LocalStepsCopyOrReduceIntoTheOutput) {
+  // The ring's last step per loop: a copy (read + write) of the last bytes / n received, a
+  // reduce (two reads + write) for reduce-scatter; whatever the channels.
+  const CollectiveAlgorithm& ring = algorithm("ring");
+  EXPECT_DOUBLE_EQ(ring.cost(CollType::kAllGather, 4, 2, 8e6).local_traffic, 2 * 2e6);
+  EXPECT_DOUBLE_EQ(ring.cost(CollType::kAllReduce, 4, 1, 8e6).local_traffic, 2 * 2e6);
+  EXPECT_DOUBLE_EQ(ring.cost(CollType::kReduceScatter, 4, 1, 8e6).local_traffic, 3 * 2e6);
+  EXPECT_DOUBLE_EQ(algorithm("rail_ring").cost(CollType::kAllGather, 8, 2, 8e6).local_traffic,
+                   2 * 1e6);
+  // One-shot reduces all n buffers after the exchange: n reads + one write of the buffer.
+  EXPECT_DOUBLE_EQ(algorithm("one_shot").cost(CollType::kAllReduce, 4, 1, 1e6).local_traffic, 5e6);
+  // The in-switch and direct algorithms have none.
+  EXPECT_DOUBLE_EQ(algorithm("nvls").cost(CollType::kAllReduce, 8, 1, 8e6).local_traffic, 0.0);
+  EXPECT_DOUBLE_EQ(algorithm("mesh").cost(CollType::kAllGather, 8, 1, 8e6).local_traffic, 0.0);
+}
+
 TEST(CollectiveCost, TreeHalvesTheDataOverTwoTreesPerChannel) {
   // 4 nodes x 2 members: 2 channels, log2(4) = 2 levels, chain of 1 hop: 2 x (1 + 2) steps.
   const CollectiveCost t = algorithm("tree").cost(CollType::kAllReduce, 8, 2, 8e6);
@@ -104,6 +120,7 @@ TEST(CollectiveTuner, OffMeansSimpleRingsAsBefore) {
   const topology::Cluster c = simtest::make_cluster(p, 8);
   TunerOptions off;
   off.collective_tuner = false;
+  off.ring_local_step = false;
   const std::vector<std::int32_t> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
   const auto cands = tuner_candidates(CollType::kAllReduce, ranks, c, p, off);
   ASSERT_EQ(cands.size(), 1U);
@@ -112,6 +129,24 @@ TEST(CollectiveTuner, OffMeansSimpleRingsAsBefore) {
   EXPECT_EQ(ch.protocol, Protocol::kSimple);
   // launch + 2(n-1) x step, the pre-tuner formula (no wire latency in this cluster).
   EXPECT_EQ(ch.latency, 8'400'000 + 14 * 3'400'000);
+}
+
+TEST(CollectiveTuner, RingLocalStepRunsAtTheHbmStreamingRate) {
+  hw::Profile p = nccl_like();
+  p.hbm_bandwidth = 2e12;
+  p.hbm_efficiency = 0.5;  // 1 TB/s
+  const topology::Cluster c = simtest::make_cluster(p, 8);
+  const std::vector<std::int32_t> pair = {0, 1};
+  const auto cands = node_candidates(tuner_candidates(CollType::kReduceScatter, pair, c, p, {}));
+  const double bytes = 1 << 30;
+  TunerOptions without;
+  without.ring_local_step = false;
+  const Choice on = tuner_choose(CollType::kReduceScatter, 2, bytes, cands, p, {});
+  const Choice off = tuner_choose(CollType::kReduceScatter, 2, bytes, cands, p, without);
+  ASSERT_EQ(on.protocol, off.protocol);
+  // Two members: the last step reduces half the buffer, 3 x 0.5 GiB of HBM traffic at 1 TB/s.
+  EXPECT_NEAR(static_cast<double>(on.latency - off.latency), 3.0 * bytes / 2 / 1e12 * 1e12, 1.0);
+  EXPECT_DOUBLE_EQ(on.bytes_per_flow, off.bytes_per_flow);
 }
 
 TEST(CollectiveTuner, NvlsNeedsASwitchThatReducesAndEnoughMembers) {
