@@ -45,6 +45,15 @@ constexpr std::array<std::string_view, 10> kParallelKeys = {"tp",
                                                             "tp_comm_overlap",
                                                             "async_tp_allreduce"};
 
+// Sets `out` (a bool or a std::optional<bool>) from the optional boolean `key` of `n`;
+// absent, the default stays.
+template <typename Flag>
+void read_bool(const YamlNode& n, std::string_view key, Flag& out) {
+  if (auto v = n.find(key)) {
+    out = v->as_bool();
+  }
+}
+
 // A fixed value ("4") or an inclusive range ("[0, 4]").
 IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
   if (!n.is_seq()) {
@@ -149,15 +158,9 @@ void read_framework(const YamlNode& n, TrainingConfig& t) {
     t.transformer_impl = v->as_choice(kImpl) == "local" ? TransformerImpl::kLocal
                                                         : TransformerImpl::kTransformerEngine;
   }
-  if (auto v = n.find("gradient_accumulation_fusion")) {
-    t.gradient_accumulation_fusion = v->as_bool();
-  }
-  if (auto v = n.find("grad_reduce_in_fp32")) {
-    t.grad_reduce_in_fp32 = v->as_bool();
-  }
-  if (auto v = n.find("cross_entropy_fusion")) {
-    t.cross_entropy_fusion = v->as_bool();
-  }
+  read_bool(n, "gradient_accumulation_fusion", t.gradient_accumulation_fusion);
+  read_bool(n, "grad_reduce_in_fp32", t.grad_reduce_in_fp32);
+  read_bool(n, "cross_entropy_fusion", t.cross_entropy_fusion);
 }
 
 }  // namespace
@@ -200,28 +203,18 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
                   : r == "selective" ? Recompute::kSelective
                                      : Recompute::kFull;
   }
-  if (auto v = n.find("distributed_optimizer")) {
-    t.distributed_optimizer = v->as_bool();
-  }
+  read_bool(n, "distributed_optimizer", t.distributed_optimizer);
   if (auto v = n.find("attention")) {
     t.attention =
         v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
   }
-  if (auto v = n.find("overlap_grad_reduce")) {
-    t.overlap_grad_reduce = v->as_bool();
-  }
-  if (auto v = n.find("overlap_param_gather")) {
-    t.overlap_param_gather = v->as_bool();
-  }
-  if (auto v = n.find("overlap_p2p_comm")) {
-    t.overlap_p2p_comm = v->as_bool();
-  }
+  read_bool(n, "overlap_grad_reduce", t.overlap_grad_reduce);
+  read_bool(n, "overlap_param_gather", t.overlap_param_gather);
+  read_bool(n, "overlap_p2p_comm", t.overlap_p2p_comm);
   if (auto v = n.find("grad_bucket")) {
     t.grad_bucket_bytes = v->as_quantity(base::Dimension::kBytes);
   }
-  if (auto v = n.find("cuda_graphs")) {
-    t.cuda_graphs = v->as_bool();
-  }
+  read_bool(n, "cuda_graphs", t.cuda_graphs);
   read_framework(n, t);
   if (auto v = n.find("clip_grad")) {
     t.clip_grad = v->as_double();
@@ -241,15 +234,9 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   if (auto dp = n.find("dp"); dp && !(dp->is_scalar() && dp->as_string() == "auto")) {
     p.dp = dp->as_int(1, kMaxDevices);
   }
-  if (auto v = n.find("sp")) {
-    p.sp = v->as_bool();
-  }
-  if (auto v = n.find("tp_comm_overlap")) {
-    p.tp_comm_overlap = v->as_bool();
-  }
-  if (auto v = n.find("async_tp_allreduce")) {
-    p.async_tp_allreduce = v->as_bool();
-  }
+  read_bool(n, "sp", p.sp);
+  read_bool(n, "tp_comm_overlap", p.tp_comm_overlap);
+  read_bool(n, "async_tp_allreduce", p.async_tp_allreduce);
   if (auto v = n.find("order")) {
     p.order = read_order(*v);
   }
