@@ -68,6 +68,39 @@ models::RoutedLoad send_load(const SharingPlan& plan, std::int32_t src, std::int
   return own;
 }
 
+// The groups of a match key's class with distinct member sets: groups listed twice are one
+// set of devices.
+std::vector<std::int32_t> distinct_groups(const graph::ExecGraph& graph,
+                                          const std::vector<std::int32_t>& groups) {
+  std::vector<std::int32_t> out;
+  std::set<std::vector<std::int32_t>> seen;
+  for (std::int32_t g : groups) {
+    std::vector<std::int32_t> members = graph.groups[static_cast<std::size_t>(g)].ranks;
+    std::sort(members.begin(), members.end());
+    if (seen.insert(std::move(members)).second) {
+      out.push_back(g);
+    }
+  }
+  return out;
+}
+
+// Registers what `router` holds as one path.
+CollectivePath take_path(models::FlowRouter& router, const std::vector<double>& capacity,
+                         int channels, models::PathTable& table) {
+  CollectivePath c;
+  c.channels = channels;
+  models::RoutedLoad load = router.take();
+  c.hop_latency = load.max_latency;
+  c.rate = path_rate(load.uses, capacity);
+  c.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
+  return c;
+}
+
+bool staged(std::size_t algorithm, graph::CollType c, const std::vector<std::int32_t>& ranks,
+            const topology::Cluster& cluster) {
+  return !models::builtin_collectives().at(algorithm).stages(c, ranks, cluster).empty();
+}
+
 }  // namespace
 
 CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
@@ -86,7 +119,11 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
     std::vector<std::size_t> algorithms = models::tuner_candidates(
         type, graph.groups[static_cast<std::size_t>(group)].ranks, cluster, profile, options);
     for (std::size_t a : algorithms) {
-      needed[static_cast<std::size_t>(match) * num_algorithms() + a] = 1;
+      if (staged(a, type, graph.groups[static_cast<std::size_t>(group)].ranks, cluster)) {
+        build_stages(match, type, a, graph, plan, cluster, table);
+      } else {
+        needed[static_cast<std::size_t>(match) * num_algorithms() + a] = 1;
+      }
     }
     wanted_.emplace(type_key(match, type), std::move(algorithms));
   }
@@ -103,19 +140,67 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
     p.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
     p2p_.emplace(pair_key(src, dst), p);
   }
-  build_candidates();
+  build_candidates(graph, plan, cluster);
 }
 
-void CommPaths::build_candidates() {
+void CommPaths::build_candidates(const graph::ExecGraph& graph, const SharingPlan& plan,
+                                 const topology::Cluster& cluster) {
   for (const auto& [key, algorithms] : wanted_) {
     const auto match = static_cast<std::int32_t>(key >> 8U);
+    const auto type = static_cast<graph::CollType>(key & 0xffU);
+    const auto group = plan.match_groups[static_cast<std::size_t>(match)].front();
+    const auto& ranks = graph.groups[static_cast<std::size_t>(group)].ranks;
     std::vector<models::Candidate> list;
     for (std::size_t a : algorithms) {
-      const CollectivePath& p = collective(match, a);
-      list.push_back({a, p.rate, p.hop_latency, p.channels});
+      const auto stages = models::builtin_collectives().at(a).stages(type, ranks, cluster);
+      if (stages.empty()) {
+        const CollectivePath& p = collective(match, a);
+        list.push_back({a, p.rate, p.hop_latency, p.channels, {}});
+        continue;
+      }
+      const std::vector<CollectivePath>& paths = stage_paths(match, type, a);
+      models::Candidate cand{a, paths[0].rate, paths[0].hop_latency, paths[0].channels, {}};
+      for (std::size_t i = 0; i < stages.size(); ++i) {
+        const models::Stage& st = stages[i];
+        cand.stages.push_back({st.algorithm, st.type, static_cast<int>(st.subgroups.front().size()),
+                               st.bytes_fraction, paths[i].rate, paths[i].hop_latency,
+                               paths[i].channels});
+      }
+      list.push_back(std::move(cand));
     }
     cands_.emplace(key, std::move(list));
   }
+}
+
+void CommPaths::build_stages(std::int32_t match, graph::CollType c, std::size_t algorithm,
+                             const graph::ExecGraph& graph, const SharingPlan& plan,
+                             const topology::Cluster& cluster, models::PathTable& table) {
+  const models::CollectiveRegistry& r = models::builtin_collectives();
+  const auto groups = distinct_groups(graph, plan.match_groups[static_cast<std::size_t>(match)]);
+  std::vector<std::vector<models::Stage>> per_group;
+  for (std::int32_t g : groups) {
+    per_group.push_back(
+        r.at(algorithm).stages(c, graph.groups[static_cast<std::size_t>(g)].ranks, cluster));
+  }
+  models::FlowRouter router(cluster);
+  std::vector<CollectivePath> paths;
+  std::vector<models::Flow> flows;
+  for (std::size_t s = 0; s < per_group.front().size(); ++s) {
+    const models::CollectiveAlgorithm& sub = r.at(per_group.front()[s].algorithm);
+    for (const auto& stages : per_group) {
+      if (s >= stages.size()) {
+        continue;
+      }
+      for (const auto& members : stages[s].subgroups) {
+        flows.clear();
+        sub.append_flows(members, cluster, flows);
+        router.add(flows);
+      }
+    }
+    const int channels = sub.channels(per_group.front()[s].subgroups.front(), cluster);
+    paths.push_back(take_path(router, capacity_, channels, table));
+  }
+  stages_.emplace(stage_key(match, c, algorithm), std::move(paths));
 }
 
 void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph,
@@ -126,25 +211,15 @@ void CommPaths::build_collective(std::size_t slot, const graph::ExecGraph& graph
   const auto& groups = plan.match_groups[slot / num_algorithms()];
   models::FlowRouter router(cluster);
   std::vector<models::Flow> flows;
-  std::set<std::vector<std::int32_t>> routed;  // groups listed twice are one set of devices
-  for (std::int32_t g : groups) {
-    const auto& ranks = graph.groups[static_cast<std::size_t>(g)].ranks;
-    std::vector<std::int32_t> members = ranks;
-    std::sort(members.begin(), members.end());
-    if (!routed.insert(std::move(members)).second) {
-      continue;
-    }
+  for (std::int32_t g : distinct_groups(graph, groups)) {
     flows.clear();
-    algorithm.append_flows(ranks, cluster, flows);
+    algorithm.append_flows(graph.groups[static_cast<std::size_t>(g)].ranks, cluster, flows);
     router.add(flows);
   }
-  CollectivePath& c = coll_[slot];
-  c.channels =
-      algorithm.channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks, cluster);
-  models::RoutedLoad load = router.take();
-  c.hop_latency = load.max_latency;
-  c.rate = path_rate(load.uses, capacity_);
-  c.path = load.uses.empty() ? models::kNoPath : table.add(std::move(load.uses));
+  coll_[slot] = take_path(
+      router, capacity_,
+      algorithm.channels(graph.groups[static_cast<std::size_t>(groups.front())].ranks, cluster),
+      table);
   coll_built_[slot] = 1;
 }
 
@@ -161,6 +236,15 @@ const std::vector<models::Candidate>& CommPaths::candidates(std::int32_t match,
   auto it = cands_.find(type_key(match, c));
   if (it == cands_.end()) {
     throw base::InternalError("CommPaths: collective type was not registered for this group");
+  }
+  return it->second;
+}
+
+const std::vector<CollectivePath>& CommPaths::stage_paths(std::int32_t match, graph::CollType c,
+                                                          std::size_t algorithm) const {
+  auto it = stages_.find(stage_key(match, c, algorithm));
+  if (it == stages_.end()) {
+    throw base::InternalError("CommPaths: staged collective paths were not registered");
   }
   return it->second;
 }

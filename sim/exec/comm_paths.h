@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network paths of a run's communication, registered before time starts: one per
 // (match key, collective algorithm the tuner may choose for it) for collectives, covering
-// every group copy the key stands for, and one per (source, destination) device pair for
-// sends, loaded by the sends it stands for.
+// every group copy the key stands for (a staged algorithm: one per stage, per collective
+// type), and one per (source, destination) device pair for sends, loaded by the sends it
+// stands for.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,10 @@ class CommPaths {
   [[nodiscard]] const std::vector<models::Candidate>& candidates(std::int32_t match,
                                                                  graph::CollType c) const;
   [[nodiscard]] const P2PPath& p2p(std::int32_t src, std::int32_t dst) const;
+  // A staged algorithm's paths for type `c` on `match`, one per stage in order.
+  [[nodiscard]] const std::vector<CollectivePath>& stage_paths(std::int32_t match,
+                                                               graph::CollType c,
+                                                               std::size_t algorithm) const;
 
  private:
   static std::uint64_t pair_key(std::int32_t src, std::int32_t dst) {
@@ -62,7 +67,14 @@ class CommPaths {
   }
   void build_collective(std::size_t slot, const graph::ExecGraph& graph, const SharingPlan& plan,
                         const topology::Cluster& cluster, models::PathTable& table);
-  void build_candidates();
+  void build_stages(std::int32_t match, graph::CollType c, std::size_t algorithm,
+                    const graph::ExecGraph& graph, const SharingPlan& plan,
+                    const topology::Cluster& cluster, models::PathTable& table);
+  void build_candidates(const graph::ExecGraph& graph, const SharingPlan& plan,
+                        const topology::Cluster& cluster);
+  static std::uint64_t stage_key(std::int32_t match, graph::CollType c, std::size_t algorithm) {
+    return (type_key(match, c) << 8U) | algorithm;
+  }
 
   std::vector<double> capacity_;      // per link, bytes/ps
   std::vector<CollectivePath> coll_;  // match * number of algorithms + algorithm
@@ -70,6 +82,7 @@ class CommPaths {
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> wanted_;  // type_key -> algorithms
   std::unordered_map<std::uint64_t, std::vector<models::Candidate>> cands_;
   std::unordered_map<std::uint64_t, P2PPath> p2p_;
+  std::unordered_map<std::uint64_t, std::vector<CollectivePath>> stages_;  // stage_key -> paths
 };
 
 }  // namespace tessera::exec

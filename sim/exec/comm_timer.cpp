@@ -55,11 +55,27 @@ CommTiming CommTimer::collective(const CommOp& op,
   const models::Choice choice =
       models::tuner_choose(node.coll, n, max_bytes(op, instances),
                            paths_.candidates(match, node.coll), profile_, options_);
-  const CollectivePath& path = paths_.collective(match, choice.algorithm);
-  t.path = path.path;
-  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : choice.bytes_per_flow;
   t.latency = choice.latency;
   t.resources = {choice.algorithm, choice.protocol, choice.sms};
+  if (choice.later_bytes.empty()) {
+    const CollectivePath& path = paths_.collective(match, choice.algorithm);
+    t.path = path.path;
+    t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : choice.bytes_per_flow;
+    return t;
+  }
+  const auto& stages = paths_.stage_paths(match, node.coll, choice.algorithm);
+  for (std::size_t i = 0; i < stages.size(); ++i) {  // stages that cross no link take no time
+    const double bytes = i == 0 ? choice.bytes_per_flow : choice.later_bytes[i - 1];
+    if (stages[i].path == models::kNoPath || bytes <= 0.0) {
+      continue;
+    }
+    if (t.path == models::kNoPath) {
+      t.path = stages[i].path;
+      t.bytes_per_flow = bytes;
+    } else {
+      t.later.push_back({stages[i].path, bytes});
+    }
+  }
   return t;
 }
 

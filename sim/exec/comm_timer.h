@@ -32,6 +32,8 @@ struct CommTiming {
   double bytes_per_flow = 0.0;  // the network part (0: none)
   base::SimTime latency = 0;    // added after the network part
   CommResources resources;
+  std::vector<StageTransfer> later;  // a staged collective: its later stages' network parts,
+                                     // each started when the one before has moved its bytes
 };
 
 // Contract: a collective of n members runs with the algorithm and protocol the tuner
@@ -39,6 +41,8 @@ struct CommTiming {
 // CommPaths registered; it costs that choice's latency plus its bytes over the network; a
 // group of one member costs nothing. A send/recv costs models::p2p_latency plus its bytes.
 // When any member node has fixed_duration >= 0 the op takes the largest of those instead.
+// A staged algorithm's stages run one after another: `path`/`bytes_per_flow` is the first,
+// `later` the rest, and `latency` (all stages') comes after the last.
 // time() is what the executor calls per op; its `resources` say what the collective holds.
 class CommTimer {
  public:

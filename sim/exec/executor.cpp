@@ -79,7 +79,13 @@ void Executor::handle(const kernel::Event& e) {
 
 void Executor::on_transfer_done(std::uint64_t token) {
   const auto op_id = static_cast<std::uint32_t>(token);
-  scheduler_.schedule_after(rendezvous_.op(op_id).latency, handler_id_, kCommDone, op_id);
+  CommOp& op = rendezvous_.op(op_id);
+  if (op.next_stage < op.later.size()) {  // a staged collective's next stage
+    const StageTransfer& next = op.later[op.next_stage++];
+    network_.start(next.path, next.bytes, *this, op_id);
+    return;
+  }
+  scheduler_.schedule_after(op.latency, handler_id_, kCommDone, op_id);
 }
 
 void Executor::try_start(std::uint32_t inst, std::size_t stream) {
@@ -222,6 +228,8 @@ void Executor::launch(std::uint32_t op_id) {
   CommOp& op = rendezvous_.op(op_id);
   CommTiming t = timer_.time(op, instances_);
   op.sms = t.resources.sms;
+  op.later = std::move(t.later);
+  op.next_stage = 0;
   for (const Waiter& w : op.waiters) {
     begin_node(w.instance, w.node, op.sms);
   }

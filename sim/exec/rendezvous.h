@@ -19,15 +19,23 @@ struct Waiter {
   graph::NodeId node = 0;
 };
 
+// One later stage of a staged collective: `bytes` per flow on network path `path`.
+struct StageTransfer {
+  std::int32_t path = -1;
+  double bytes = 0.0;
+};
+
 // One collective or send/recv pair, from the first arrival until it completes.
 struct CommOp {
   std::vector<Waiter> waiters;  // arrival order; a p2p op lists its send first once met
   std::uint32_t required = 0;
   bool p2p = false;
-  bool first_is_send = false;  // p2p: which side arrived first
-  bool eager = false;          // p2p: a send in flight before its recv was posted
-  base::SimTime latency = 0;   // fixed part, added after the bandwidth part
-  int sms = 0;                 // collective: the SMs its kernel holds (the tuner's choice)
+  bool first_is_send = false;        // p2p: which side arrived first
+  bool eager = false;                // p2p: a send in flight before its recv was posted
+  base::SimTime latency = 0;         // fixed part, added after the bandwidth part
+  int sms = 0;                       // collective: the SMs its kernel holds (the tuner's choice)
+  std::vector<StageTransfer> later;  // a staged collective's stages after the first
+  std::size_t next_stage = 0;        // index in `later` of the stage still to start
 };
 
 struct P2PKey {

@@ -27,8 +27,9 @@ constexpr std::array kEffects{
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
                "the profile's max_fraction for its dtype"},
     EffectInfo{"collective-tuner",
-               "the collective tuner: algorithm (ring, NVLS, mesh, one-shot, tree) and protocol "
-               "(LL, LL128, Simple) by estimated time; off: Simple rings"},
+               "the collective tuner: algorithm (ring, NVLS, mesh, one-shot, tree, "
+               "hierarchical) and protocol (LL, LL128, Simple) by estimated time; off: Simple "
+               "rings"},
     EffectInfo{"rail-alignment",
                "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
                "go through the spine"},

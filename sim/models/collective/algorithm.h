@@ -3,8 +3,9 @@
 // on the network, how many bytes each flow carries, how many synchronised steps it takes and
 // which library protocols it runs with. One implementation per file (ring.cpp,
 // rail_ring.cpp, nvls.cpp, mesh_direct.cpp, one_shot.cpp, tree.cpp, chain_broadcast.cpp,
-// pairwise_all_to_all.cpp), registered explicitly in registry.cpp; the tuner (tuner.h)
-// chooses among those that apply.
+// pairwise_all_to_all.cpp, hierarchical.cpp), registered explicitly in registry.cpp; the
+// tuner (tuner.h) chooses among those that apply. A staged algorithm (hierarchical.cpp) runs
+// other algorithms one after another on subgroups: it lists them as Stages.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +36,16 @@ struct CollectiveCost {
   double local_traffic = 0.0;
 };
 
+// One stage of a staged collective: the single-stage algorithm `algorithm` (index in
+// builtin_collectives()) runs a `type` collective on every subgroup at once, over
+// `bytes_fraction` of the collective's payload; the next stage starts when it ends.
+struct Stage {
+  std::size_t algorithm = 0;
+  graph::CollType type = graph::CollType::kAllReduce;
+  std::vector<std::vector<std::int32_t>> subgroups;
+  double bytes_fraction = 1.0;
+};
+
 // NCCL's protocols. HCCL's transfers are timed as Simple.
 enum class Protocol : unsigned char { kLL, kLL128, kSimple };
 inline constexpr int kNumProtocols = 3;
@@ -51,8 +62,10 @@ hw::ProtocolSpec protocol_spec(const hw::Profile& profile, Protocol p);
 // (graph::Node::bytes) and that many channels; a group of one costs nothing. latency() is
 // the fixed part of one call with protocol `p` given the cost's steps and the slowest hop's
 // wire latency, bandwidth_fraction() what `p` keeps of the links' bandwidth, and sms() the
-// SMs (CTAs, one per NCCL channel) the collective's kernel occupies while it runs. All are
-// deterministic.
+// SMs (CTAs, one per NCCL channel) the collective's kernel occupies while it runs. stages()
+// is empty for a single-stage algorithm; a staged one lists its stages for a `c` collective
+// on `ranks`, is timed stage by stage (the call's launch counted once), and its
+// append_flows() adds every stage's flows. All are deterministic.
 class CollectiveAlgorithm {
  public:
   CollectiveAlgorithm() = default;
@@ -84,6 +97,11 @@ class CollectiveAlgorithm {
   [[nodiscard]] virtual int sms(const hw::Profile& profile) const {
     return profile.collective.channels;
   }
+  [[nodiscard]] virtual std::vector<Stage> stages(graph::CollType /*c*/,
+                                                  const std::vector<std::int32_t>& /*ranks*/,
+                                                  const topology::Cluster& /*cluster*/) const {
+    return {};
+  }
 };
 
 // The algorithms by name, in registration order; select() picks, for a collective type, the
@@ -113,5 +131,6 @@ void register_nvls(CollectiveRegistry& registry);
 void register_mesh_direct(CollectiveRegistry& registry);
 void register_one_shot(CollectiveRegistry& registry);
 void register_tree(CollectiveRegistry& registry);
+void register_hierarchical(CollectiveRegistry& registry);
 
 }  // namespace tessera::models

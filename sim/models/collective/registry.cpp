@@ -86,6 +86,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   register_mesh_direct(registry);
   register_one_shot(registry);
   register_tree(registry);
+  register_hierarchical(registry);
 }
 
 const CollectiveRegistry& builtin_collectives() {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <limits>
+#include <utility>
 
 #include "base/error.h"
 
@@ -48,8 +49,38 @@ Choice evaluate(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p,
   return ch;
 }
 
-double estimate(const Choice& ch, double rate) {
-  const double wire = rate > 0.0 ? ch.bytes_per_flow / rate : 0.0;
+// A staged algorithm: its stages' costs one after another, the call's launch counted once.
+Choice evaluate_stages(const CollectiveAlgorithm& a, const Candidate& cand, Protocol p,
+                       double bytes, const hw::Profile& profile, const TunerOptions& options) {
+  Choice ch;
+  ch.algorithm = cand.algorithm;
+  ch.protocol = p;
+  ch.sms = a.sms(profile);
+  for (std::size_t i = 0; i < cand.stages.size(); ++i) {
+    const StageCandidate& s = cand.stages[i];
+    const CollectiveAlgorithm& sub = builtin_collectives().at(s.algorithm);
+    Candidate one{s.algorithm, s.rate, s.hop_latency, s.channels, {}};
+    const Choice part =
+        evaluate(sub, one, p, s.type, s.members, bytes * s.bytes_fraction, profile, options);
+    ch.latency += part.latency - (i > 0 ? protocol_spec(profile, p).launch : 0);
+    if (i == 0) {
+      ch.bytes_per_flow = part.bytes_per_flow;
+    } else {
+      ch.later_bytes.push_back(part.bytes_per_flow);
+    }
+  }
+  return ch;
+}
+
+double wire_time(double bytes, double rate) {
+  return rate > 0.0 ? bytes / rate : 0.0;
+}
+
+double estimate(const Choice& ch, const Candidate& cand) {
+  double wire = wire_time(ch.bytes_per_flow, cand.rate);
+  for (std::size_t i = 0; i < ch.later_bytes.size(); ++i) {
+    wire += wire_time(ch.later_bytes[i], cand.stages[i + 1].rate);
+  }
   return static_cast<double>(ch.latency) + wire;
 }
 
@@ -100,11 +131,12 @@ Choice tuner_choose(graph::CollType c, int n, double bytes,
       if (!allowed) {
         continue;
       }
-      Choice ch = evaluate(a, cand, p, c, n, bytes, profile, options);
-      const double t = estimate(ch, cand.rate);
+      Choice ch = cand.stages.empty() ? evaluate(a, cand, p, c, n, bytes, profile, options)
+                                      : evaluate_stages(a, cand, p, bytes, profile, options);
+      const double t = estimate(ch, cand);
       if (t < best_time) {
         best_time = t;
-        best = ch;
+        best = std::move(ch);
       }
     }
   }

@@ -34,6 +34,18 @@ struct TunerOptions {
 // The options the effects leave on.
 TunerOptions tuner_options(const Effects& effects);
 
+// One stage of a staged candidate (algorithm.h Stage): its algorithm and type, the members
+// of each of its subgroups, its share of the payload, and what its registered path offers.
+struct StageCandidate {
+  std::size_t algorithm = 0;
+  graph::CollType type = graph::CollType::kAllReduce;
+  int members = 0;
+  double bytes_fraction = 1.0;
+  double rate = 0.0;
+  base::SimTime hop_latency = 0;
+  int channels = 1;
+};
+
 // One candidate as the tuner sees it: the algorithm and what its registered path offers.
 struct Candidate {
   std::size_t algorithm = 0;  // index in builtin_collectives()
@@ -41,6 +53,8 @@ struct Candidate {
                               // by other collectives (0: nothing crosses a link)
   base::SimTime hop_latency = 0;
   int channels = 1;
+  std::vector<StageCandidate> stages;  // a staged algorithm's, in order (the fields above are
+                                       // its first stage's); empty for a single-stage one
 };
 
 // What the tuner chose, and what the collective occupies while it runs: NCCL runs one CTA
@@ -50,9 +64,11 @@ struct Choice {
   std::size_t algorithm = 0;
   Protocol protocol = Protocol::kSimple;
   int sms = 0;
-  base::SimTime latency = 0;    // the part the network does not time: the call's fixed
-                                // cost and the ring's local last step
-  double bytes_per_flow = 0.0;  // the network part, protocol overhead included
+  base::SimTime latency = 0;        // the part the network does not time: the call's fixed
+                                    // cost and the ring's local last step
+  double bytes_per_flow = 0.0;      // the network part, protocol overhead included (a staged
+                                    // algorithm: its first stage's)
+  std::vector<double> later_bytes;  // a staged algorithm: the later stages' bytes per flow
 };
 
 // The algorithms (indices in builtin_collectives()) the tuner may choose for a collective of

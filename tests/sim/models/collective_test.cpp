@@ -29,8 +29,9 @@ int ring_channels(const std::vector<std::int32_t>& ranks, const topology::Cluste
 
 TEST(CollectiveRegistry, SelectsOneAlgorithmPerType) {
   const CollectiveRegistry& r = builtin_collectives();
-  EXPECT_EQ(r.names(), (std::vector<std::string_view>{"ring", "chain", "pairwise", "rail_ring",
-                                                      "nvls", "mesh", "one_shot", "tree"}));
+  EXPECT_EQ(r.names(),
+            (std::vector<std::string_view>{"ring", "chain", "pairwise", "rail_ring", "nvls", "mesh",
+                                           "one_shot", "tree", "hierarchical"}));
   EXPECT_EQ(r.at(r.select(CollType::kAllReduce)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kAllGather)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kReduceScatter)).name(), "ring");

@@ -113,7 +113,7 @@ TEST(HccsMesh, Tp8CollectiveLoadsAllFiftySixLinks) {
       const double r = l.bandwidth * l.efficiency / 1e12 / u.mult;
       rate = rate == 0.0 ? r : std::min(rate, r);
     }
-    list.push_back({a, rate, load.max_latency, builtin_collectives().at(a).channels(ranks, c)});
+    list.push_back({a, rate, load.max_latency, builtin_collectives().at(a).channels(ranks, c), {}});
   }
   const Choice ch = tuner_choose(CollType::kAllReduce, 8, 64e6, list, p, TunerOptions{});
   EXPECT_EQ(builtin_collectives().at(ch.algorithm).name(), "mesh");

@@ -76,7 +76,7 @@ std::vector<Candidate> node_candidates(const std::vector<std::size_t>& algorithm
   for (std::size_t a : algorithms) {
     const std::string_view n = builtin_collectives().at(a).name();
     const bool all_pairs = n == "one_shot" || n == "mesh";
-    out.push_back({a, all_pairs ? 0.1 / 7 : 0.1, 0, 1});
+    out.push_back({a, all_pairs ? 0.1 / 7 : 0.1, 0, 1, {}});
   }
   return out;
 }
