@@ -31,8 +31,8 @@ constexpr std::array kEffects{
                "hierarchical) and protocol (LL, LL128, Simple) by estimated time; off: Simple "
                "rings"},
     EffectInfo{"rail-alignment",
-               "inter-node rings keep each hop on one rail (NCCL's PXN); off: hops across rails "
-               "go through the spine"},
+               "inter-node rings and all-to-alls keep each transfer on one rail (NCCL's PXN); "
+               "off: transfers across rails go through the spine"},
     EffectInfo{"ring-local-step",
                "each loop of a ring collective ends with a local copy (or reduce) into the "
                "output that sends nothing, at the HBM streaming rate; off: rings keep their "

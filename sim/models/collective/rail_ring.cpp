@@ -1,51 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rail-aligned rings (NCCL on rail-optimized fabrics, with PXN): the ring orders of
 // ring_order.h, but an inter-node hop whose direct route would cross the fabric above the
-// leaves (a spine) first moves over the scale-up network to the local device on the
-// destination's rail, which sends it over its own NIC to the destination: the data stays
-// on one rail and never reaches the spine. Costs as the ring. Applies to groups that span
-// nodes when at least one hop is realigned.
+// leaves (a spine) goes through the local device on the destination's rail (rail_hops.h):
+// the data stays on one rail and never reaches the spine. Costs as the ring. Applies to
+// groups that span nodes when at least one hop is realigned.
 #include <algorithm>
 #include <memory>
 
 #include "sim/models/collective/algorithm.h"
+#include "sim/models/collective/rail_hops.h"
 #include "sim/models/collective/ring_order.h"
 
 namespace tessera::models {
 
 namespace {
-
-bool crosses_fabric(const topology::Cluster& cluster, std::int32_t src, std::int32_t dst) {
-  const auto& route = cluster.route(src, dst);
-  return std::any_of(route.begin(), route.end(), [&](topology::LinkId l) {
-    return cluster.link(l).cls == topology::LinkClass::kFabric;
-  });
-}
-
-// The device in src's node on dst's rail (same local index), when using it keeps the hop off
-// the fabric; otherwise src itself.
-std::int32_t proxy_for(const topology::Cluster& cluster, std::int32_t src, std::int32_t dst) {
-  const int per_node = cluster.devices_per_node();
-  const std::int32_t proxy = cluster.node_of(src) * per_node + dst % per_node;
-  if (proxy == src || proxy >= cluster.num_devices() || !crosses_fabric(cluster, src, dst) ||
-      crosses_fabric(cluster, proxy, dst)) {
-    return src;
-  }
-  return proxy;
-}
-
-void append_hop(const topology::Cluster& cluster, std::int32_t a, std::int32_t b,
-                std::vector<Flow>& out) {
-  if (cluster.node_of(a) == cluster.node_of(b)) {
-    out.push_back({a, b});
-    return;
-  }
-  const std::int32_t proxy = proxy_for(cluster, a, b);
-  if (proxy != a) {
-    out.push_back({a, proxy});
-  }
-  out.push_back({proxy, b});
-}
 
 class RailRing final : public CollectiveAlgorithm {
  public:
@@ -63,7 +31,7 @@ class RailRing final : public CollectiveAlgorithm {
       for (std::size_t i = 0; i < order.size(); ++i) {
         std::int32_t a = order[i];
         std::int32_t b = order[(i + 1) % order.size()];
-        if (cluster.node_of(a) != cluster.node_of(b) && proxy_for(cluster, a, b) != a) {
+        if (cluster.node_of(a) != cluster.node_of(b) && rail_proxy(cluster, a, b) != a) {
           return true;
         }
       }
@@ -82,7 +50,7 @@ class RailRing final : public CollectiveAlgorithm {
                     std::vector<Flow>& out) const override {
     for (const auto& order : ring_orders(ranks, cluster)) {
       for (std::size_t i = 0; i < order.size(); ++i) {
-        append_hop(cluster, order[i], order[(i + 1) % order.size()], out);
+        append_rail_hop(cluster, order[i], order[(i + 1) % order.size()], out);
       }
     }
   }

@@ -87,6 +87,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   register_one_shot(registry);
   register_tree(registry);
   register_hierarchical(registry);
+  register_rail_pairwise(registry);
 }
 
 const CollectiveRegistry& builtin_collectives() {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <limits>
+#include <string_view>
 #include <utility>
 
 #include "base/error.h"
@@ -14,18 +15,36 @@ namespace {
 constexpr std::array<Protocol, kNumProtocols> kProtocols = {Protocol::kLL, Protocol::kLL128,
                                                             Protocol::kSimple};
 
-// rail_ring replaces ring for the groups it realigns; plain ring stays for the others.
+// The rail-aligned algorithms and the plain ones they replace for the groups they realign
+// (rail_hops.h); the plain ones stay for the other groups.
+constexpr std::array<std::array<std::string_view, 2>, 2> kRailVariants = {
+    {{"rail_ring", "ring"}, {"rail_pairwise", "pairwise"}}};
+
 bool keep(const CollectiveAlgorithm& a, const std::vector<std::int32_t>& ranks,
           const topology::Cluster& cluster, const hw::Profile& profile,
           const TunerOptions& options) {
   const CollectiveRegistry& r = builtin_collectives();
-  if (a.name() == "rail_ring") {
-    return options.rail_alignment && a.applies(ranks, cluster, profile);
-  }
-  if (a.name() == "ring" && options.rail_alignment) {
-    return !r.at(r.index_of("rail_ring")).applies(ranks, cluster, profile);
+  for (const auto& [rail, plain] : kRailVariants) {
+    if (a.name() == rail) {
+      return options.rail_alignment && a.applies(ranks, cluster, profile);
+    }
+    if (a.name() == plain && options.rail_alignment) {
+      return !r.at(r.index_of(rail)).applies(ranks, cluster, profile);
+    }
   }
   return a.applies(ranks, cluster, profile);
+}
+
+// The rail-aligned variant of plain algorithm `a` when it applies to the group, else `a`.
+std::size_t rail_aligned(std::size_t a, const std::vector<std::int32_t>& ranks,
+                         const topology::Cluster& cluster, const hw::Profile& profile) {
+  const CollectiveRegistry& r = builtin_collectives();
+  for (const auto& [rail, plain] : kRailVariants) {
+    if (r.at(a).name() == plain && r.at(r.index_of(rail)).applies(ranks, cluster, profile)) {
+      return r.index_of(rail);
+    }
+  }
+  return a;
 }
 
 // The local steps' time: their HBM traffic at the profile's streaming rate.
@@ -97,13 +116,8 @@ std::vector<std::size_t> tuner_candidates(graph::CollType c, const std::vector<s
                                           const hw::Profile& profile, const TunerOptions& options) {
   const CollectiveRegistry& r = builtin_collectives();
   if (!options.collective_tuner) {
-    if (options.rail_alignment && r.select(c) == r.index_of("ring")) {
-      const std::size_t rail = r.index_of("rail_ring");
-      if (r.at(rail).applies(ranks, cluster, profile)) {
-        return {rail};
-      }
-    }
-    return {r.select(c)};
+    return {options.rail_alignment ? rail_aligned(r.select(c), ranks, cluster, profile)
+                                   : r.select(c)};
   }
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < r.size(); ++i) {

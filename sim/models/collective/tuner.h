@@ -23,7 +23,8 @@ namespace tessera::models {
 // The switches the per-effect breakdown turns off (effects "collective-tuner" and
 // "rail-alignment", sim/models/effects.h). collective_tuner off: rings (the first registered
 // algorithm that runs the type) with the Simple protocol, as before the tuner;
-// rail_alignment off: inter-node rings hop straight across rails (through the spine);
+// rail_alignment off: inter-node rings and all-to-alls go straight across rails (through
+// the spine);
 // ring_local_step off: the rings' last, local step per loop costs nothing.
 struct TunerOptions {
   bool collective_tuner = true;

@@ -4,6 +4,7 @@
 // mesh link (and the step of a Llama-3-8B-like TP8 run gets faster for it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "sim/simulation.h"
 #include "synth/build/synthesize.h"
 #include "synth/scenario/scenario.h"
+#include "tests/sim/sim_test_util.h"
 #include "tests/temp_dir.h"
 #include "topology/cluster.h"
 
@@ -89,6 +91,82 @@ TEST(RailAlignment, OffTheTunerKeepsCrossRailRings) {
   const auto cands = tuner_candidates(CollType::kAllGather, dp_group(1), c, p, off);
   ASSERT_EQ(cands.size(), 1U);
   EXPECT_EQ(builtin_collectives().at(cands.front()).name(), "ring");
+}
+
+// An all-to-all over two nodes (an expert-parallel group of 16): with PXN every transfer to
+// the other node leaves through the NIC on the destination's rail.
+TEST(RailAlignment, AllToAllAcrossNodesNeverReachesTheSpine) {
+  const hw::Profile p = hw::load_profile("h100-sxm");
+  const topology::Cluster c = superpod(p);
+  std::vector<std::int32_t> ranks;
+  for (std::int32_t r = 8; r < 24; ++r) {
+    ranks.push_back(r);
+  }
+  const auto cands = tuner_candidates(CollType::kAllToAll, ranks, c, p, TunerOptions{});
+  ASSERT_EQ(cands.size(), 1U);
+  EXPECT_EQ(builtin_collectives().at(cands.front()).name(), "rail_pairwise");
+  std::vector<Flow> flows;
+  algorithm("rail_pairwise").append_flows(ranks, c, flows);
+  EXPECT_EQ(fabric_links(c, flows), 0);
+  // Per member: 7 peers in its node and 1 on its rail direct, 7 through a node-mate.
+  EXPECT_EQ(flows.size(), 16U * (7U + 1U + 2U * 7U));
+  std::vector<Flow> plain;
+  algorithm("pairwise").append_flows(ranks, c, plain);
+  EXPECT_GT(fabric_links(c, plain), 0);
+  TunerOptions off;
+  off.rail_alignment = false;
+  EXPECT_EQ(
+      builtin_collectives().at(tuner_candidates(CollType::kAllToAll, ranks, c, p, off)[0]).name(),
+      "pairwise");
+  const std::vector<std::int32_t> one_node = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_FALSE(algorithm("rail_pairwise").applies(one_node, c, p));
+}
+
+// One all-to-all of `bytes` per member over ranks 8-23 of the superpod, simulated.
+double all_to_all_time(const hw::Profile& p, const topology::Cluster& c, double bytes,
+                       bool rail_alignment) {
+  graph::ExecGraph g;
+  g.groups.push_back({});
+  for (std::int32_t r = 8; r < 24; ++r) {
+    g.groups.back().ranks.push_back(r);
+  }
+  std::vector<graph::RankGraph> graphs(32);
+  for (std::int32_t r : g.groups.back().ranks) {
+    graphs[static_cast<std::size_t>(r)].add(
+        simtest::collective(g, "a2a", 0, CollType::kAllToAll, bytes));
+  }
+  simtest::set_per_rank(g, graphs);
+  sim::SimOptions o;
+  if (!rail_alignment) {
+    o.effects.disable("rail-alignment");
+  }
+  return sim::simulate(g, c, p, o).step_time_s;
+}
+
+// Realigned, each NIC carries the S/16 of all 8 node-mates to its rail-mate: S/2 at the NIC
+// rate, after one step's latency. Straight across rails, 7 of every 8 transfers climb the
+// spine: with the leaves full (4 nodes each) and 4:1 oversubscribed, each leaf's uplinks
+// carry 14 of them on one NIC's worth of bandwidth.
+TEST(RailAlignment, AllToAllAcrossNodesRunsAtTheNicRate) {
+  const hw::Profile p = hw::load_profile("h100-sxm");
+  topology::TopologySpec spec = topology::load_topology_preset("dgx-h100-superpod", {});
+  spec.oversubscription = 4;
+  spec.nodes_per_leaf = 4;
+  const topology::Cluster c(spec, p, 32);
+  double nic = 1e300;
+  base::SimTime hop = 0;
+  for (topology::LinkId l : c.route(8, 16)) {  // same rail, next node
+    nic = std::min(nic, c.link(l).bandwidth * c.link(l).efficiency);
+    hop += c.link(l).latency;
+  }
+  const double bytes = 1024.0 * (1 << 20);
+  const double latency = base::to_seconds(p.collective_launch + p.collective_step + hop);
+  const double aligned = all_to_all_time(p, c, bytes, true);
+  EXPECT_NEAR(aligned, bytes / 2 / nic + latency, 1e-6 * aligned);
+  const double across = all_to_all_time(p, c, bytes, false);
+  std::printf("1 GiB all-to-all over 2 nodes: %.2f ms rail-aligned, %.2f ms across rails\n",
+              aligned * 1e3, across * 1e3);
+  EXPECT_GT(across, 1.7 * aligned);
 }
 
 topology::Cluster hccs_server(const hw::Profile& p) {
