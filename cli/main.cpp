@@ -15,6 +15,7 @@
 #include "cli/spill.h"
 #include "experiments/pipeline.h"
 #include "hwprofiles/hw_profile.h"
+#include "sim/models/collective/algorithm.h"
 #include "sim/models/effects.h"
 #include "synth/scenario/model_presets.h"
 #include "synth/schedule/schedule_spec.h"
@@ -113,6 +114,10 @@ int list() {
   }
   fmt::print("\nencoder placements:");
   for (auto n : synth::encoder_placement_names()) {
+    fmt::print(" {}", n);
+  }
+  fmt::print("\ncollective algorithms (the tuner's candidates; docs/collectives.md):");
+  for (auto n : models::builtin_collectives().names()) {
     fmt::print(" {}", n);
   }
   fmt::print("\nmodelled effects (run --without NAME):\n");
