@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/exec_graph.h"
@@ -59,6 +60,8 @@ struct Span {
   graph::NodeKind kind = graph::NodeKind::kCompute;
   graph::OpClass op = graph::OpClass::kElementwise;  // compute
   graph::GroupKind group = graph::GroupKind::kTP;    // communication
+  std::string_view algorithm;  // a collective: the algorithm and protocol the tuner chose
+  std::string_view protocol;   // (names of the static registry; empty otherwise)
 };
 
 // HBM in use on a rank from `time` on, for the timeline's memory counter.

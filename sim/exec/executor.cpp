@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "sim/models/collective/algorithm.h"
+
 namespace tessera::exec {
 
 namespace {
@@ -230,6 +232,9 @@ void Executor::launch(std::uint32_t op_id) {
   op.sms = t.resources.sms;
   op.later = std::move(t.later);
   op.next_stage = 0;
+  const bool coll = !op.p2p && t.fixed < 0;
+  op.algorithm = coll ? models::builtin_collectives().at(t.resources.algorithm).name() : "";
+  op.protocol = coll ? models::protocol_name(t.resources.protocol) : "";
   for (const Waiter& w : op.waiters) {
     begin_node(w.instance, w.node, op.sms);
   }
@@ -336,6 +341,8 @@ void Executor::finish_op(std::uint32_t op_id) {
   }
   scratch_waiters_ = done.waiters;  // finishing nodes may open new ops
   const int sms = done.sms;
+  finishing_algorithm_ = done.algorithm;
+  finishing_protocol_ = done.protocol;
   rendezvous_.release(op_id);
   for (const Waiter& w : scratch_waiters_) {
     finish_node(w.instance, w.node, sms);
@@ -356,6 +363,10 @@ void Executor::record_span(const InstanceState& s, graph::NodeId n) {
   span.kind = node.kind;
   span.op = node.op;
   span.group = node.kind == graph::NodeKind::kCompute ? graph::GroupKind::kTP : comm_kind(s, node);
+  if (node.kind == graph::NodeKind::kCollective) {
+    span.algorithm = finishing_algorithm_;
+    span.protocol = finishing_protocol_;
+  }
   spans_.push_back(span);
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -80,6 +81,8 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   std::vector<InstanceState> instances_;
   Rendezvous rendezvous_;
   std::vector<Waiter> scratch_waiters_;
+  std::string_view finishing_algorithm_;  // the op finish_op is finishing (its spans' labels)
+  std::string_view finishing_protocol_;
   // Eager sends: ops in flight whose recv is not posted yet, and delivered messages waiting
   // for their recv, per (source, destination, tag); the key of each eager op.
   std::unordered_map<P2PKey, std::deque<std::uint32_t>, P2PKeyHash> in_flight_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,10 +31,12 @@ struct CommOp {
   std::vector<Waiter> waiters;  // arrival order; a p2p op lists its send first once met
   std::uint32_t required = 0;
   bool p2p = false;
-  bool first_is_send = false;        // p2p: which side arrived first
-  bool eager = false;                // p2p: a send in flight before its recv was posted
-  base::SimTime latency = 0;         // fixed part, added after the bandwidth part
-  int sms = 0;                       // collective: the SMs its kernel holds (the tuner's choice)
+  bool first_is_send = false;  // p2p: which side arrived first
+  bool eager = false;          // p2p: a send in flight before its recv was posted
+  base::SimTime latency = 0;   // fixed part, added after the bandwidth part
+  int sms = 0;                 // collective: the SMs its kernel holds (the tuner's choice)
+  std::string_view algorithm;  // collective: the tuner's choice, for the timeline
+  std::string_view protocol;
   std::vector<StageTransfer> later;  // a staged collective's stages after the first
   std::size_t next_stage = 0;        // index in `later` of the stage still to start
 };

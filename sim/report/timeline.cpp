@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string>
 
 #include "base/error.h"
 #include "sim/report/gzip_file.h"
@@ -55,14 +56,21 @@ void write_metadata(GzipFile& out, const TimelineRank& t) {
   }
 }
 
+// A collective's algorithm and protocol, as extra span arguments.
+std::string collective_args(const Span& s) {
+  return s.algorithm.empty()
+             ? std::string()
+             : fmt::format(R"(,"algorithm":"{}","protocol":"{}")", s.algorithm, s.protocol);
+}
+
 void write_spans(GzipFile& out, const graph::ExecGraph& g, std::int32_t pid,
                  const std::vector<const Span*>& spans) {
   for (const Span* s : spans) {
     out.write(fmt::format(
         ",\n"
-        R"({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"microbatch":{},"bytes":{:.0f},"flops":{:.0f}}}}})",
+        R"({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"microbatch":{},"bytes":{:.0f},"flops":{:.0f}{}}}}})",
         g.names[s->name], category(*s), pid, static_cast<int>(s->stream), base::to_us(s->start),
-        base::to_us(s->end - s->start), s->microbatch, s->bytes, s->flops));
+        base::to_us(s->end - s->start), s->microbatch, s->bytes, s->flops, collective_args(*s)));
   }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // timeline.json.gz: gzip that reads back as a Chrome trace with categories and a memory
-// counter, the same bytes for the same run; rank lists as typed on the command line.
+// counter, collectives labelled with the tuner's algorithm and protocol, the same bytes for the
+// same run; rank lists as typed on the command line.
 #include "sim/report/timeline.h"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,13 @@ TEST(Timeline, GzipChromeTraceWithCategoriesAndMemory) {
     if (e["ph"] == "X") {
       gemm += e["cat"] == "gemm" ? 1 : 0;
       comm += e["cat"] == "tp_comm" ? 1 : 0;
+      // A collective names the algorithm and protocol the tuner chose (two members: the
+      // one-shot or ring LL exchange); a GEMM names none.
+      EXPECT_EQ(e["args"].contains("algorithm"), e["cat"] == "tp_comm");
+      if (e["cat"] == "tp_comm") {
+        EXPECT_FALSE(e["args"]["algorithm"].get<std::string>().empty());
+        EXPECT_FALSE(e["args"]["protocol"].get<std::string>().empty());
+      }
     }
     counters += e["ph"] == "C" ? 1 : 0;
   }
