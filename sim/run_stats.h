@@ -78,16 +78,28 @@ struct TimelineRank {
   std::int32_t source = 0;
 };
 
+// Rank 0's collectives of one kind, type, algorithm and protocol (the tuner's choice): how
+// many ran and their total time, each from its start to its end.
+struct CollectiveUse {
+  graph::GroupKind kind = graph::GroupKind::kTP;
+  graph::CollType type = graph::CollType::kAllReduce;
+  std::string_view algorithm;  // names of the static registry
+  std::string_view protocol;
+  std::int64_t calls = 0;
+  double time_s = 0.0;
+};
+
 struct RunStats {
   double step_time_s = 0.0;
   std::vector<RankStats> ranks;      // every rank, in rank order
   std::vector<Span> spans;           // filled when timeline recording is on (representative ranks)
   std::vector<MemorySample> memory;  // with spans: each change of a recorded rank's HBM in use
-  std::vector<TimelineRank> timeline_ranks;  // with spans: the ranks the timeline shows
-  std::uint64_t events = 0;                  // simulated events processed
-  std::int32_t simulated_ranks = 0;          // distinct rank instances actually simulated
-  double hbm_capacity = 0.0;                 // usable bytes per device
-  double peak_flops = 0.0;                   // per device, for the step's dtype
+  std::vector<TimelineRank> timeline_ranks;      // with spans: the ranks the timeline shows
+  std::vector<CollectiveUse> rank0_collectives;  // sorted by kind, type, algorithm, protocol
+  std::uint64_t events = 0;                      // simulated events processed
+  std::int32_t simulated_ranks = 0;              // distinct rank instances actually simulated
+  double hbm_capacity = 0.0;                     // usable bytes per device
+  double peak_flops = 0.0;                       // per device, for the step's dtype
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
 };

@@ -118,6 +118,7 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());
   out.memory = std::move(executor.memory_samples());
+  out.rank0_collectives = executor.rank0_collectives();
   return out;
 }
 

@@ -232,6 +232,7 @@ void Executor::launch(std::uint32_t op_id) {
   op.sms = t.resources.sms;
   op.later = std::move(t.later);
   op.next_stage = 0;
+  op.started = scheduler_.now();
   const bool coll = !op.p2p && t.fixed < 0;
   op.algorithm = coll ? models::builtin_collectives().at(t.resources.algorithm).name() : "";
   op.protocol = coll ? models::protocol_name(t.resources.protocol) : "";
@@ -343,6 +344,9 @@ void Executor::finish_op(std::uint32_t op_id) {
   const int sms = done.sms;
   finishing_algorithm_ = done.algorithm;
   finishing_protocol_ = done.protocol;
+  if (!done.algorithm.empty()) {
+    count_use(done);
+  }
   rendezvous_.release(op_id);
   for (const Waiter& w : scratch_waiters_) {
     finish_node(w.instance, w.node, sms);
@@ -368,6 +372,35 @@ void Executor::record_span(const InstanceState& s, graph::NodeId n) {
     span.protocol = finishing_protocol_;
   }
   spans_.push_back(span);
+}
+
+void Executor::count_use(const CommOp& op) {
+  const auto rank0 = static_cast<std::uint32_t>(setup_.plan->instance_of_rank.front());
+  for (const Waiter& w : op.waiters) {
+    if (w.instance != rank0) {
+      continue;
+    }
+    const InstanceState& s = instances_[w.instance];
+    const graph::Node& node = s.node(w.node);
+    const graph::GroupKind kind = comm_kind(s, node);
+    sim::CollectiveUse& u = uses_[UseKey{static_cast<int>(kind), static_cast<int>(node.coll),
+                                         op.algorithm, op.protocol}];
+    u.kind = kind;
+    u.type = node.coll;
+    u.algorithm = op.algorithm;
+    u.protocol = op.protocol;
+    ++u.calls;
+    u.time_s += base::to_seconds(scheduler_.now() - op.started);
+  }
+}
+
+std::vector<sim::CollectiveUse> Executor::rank0_collectives() const {
+  std::vector<sim::CollectiveUse> out;
+  out.reserve(uses_.size());
+  for (const auto& [key, use] : uses_) {
+    out.push_back(use);
+  }
+  return out;
 }
 
 // Memory samples at one time collapse into the last (the timeline shows where it settles).

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -54,6 +56,8 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   [[nodiscard]] const Rendezvous& rendezvous() const { return rendezvous_; }
   [[nodiscard]] std::vector<sim::Span>& spans() { return spans_; }
   [[nodiscard]] std::vector<sim::MemorySample>& memory_samples() { return memory_; }
+  // Rank 0's collectives by kind, type, algorithm and protocol, in that order.
+  [[nodiscard]] std::vector<sim::CollectiveUse> rank0_collectives() const;
 
  private:
   enum EventType : std::uint32_t { kNodeDone = 0, kCommDone = 1 };
@@ -69,6 +73,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
   void record_span(const InstanceState& s, graph::NodeId n);
   void record_memory(const InstanceState& s);
+  void count_use(const CommOp& op);
   void start_kernel(std::uint32_t inst, graph::NodeId n, base::SimTime d);
   bool kernel_done(std::uint32_t inst, graph::NodeId n);
   void change_load(std::uint32_t inst, const graph::Node& coll, bool begins, int sms);
@@ -92,6 +97,8 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   std::vector<sim::Span> spans_;
   std::vector<sim::MemorySample> memory_;
   std::vector<RunningKernels::Moved> moved_;  // scratch for change_load
+  using UseKey = std::tuple<int, int, std::string_view, std::string_view>;
+  std::map<UseKey, sim::CollectiveUse> uses_;  // rank 0's collectives (count_use)
 };
 
 }  // namespace tessera::exec

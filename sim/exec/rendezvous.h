@@ -35,6 +35,7 @@ struct CommOp {
   bool eager = false;          // p2p: a send in flight before its recv was posted
   base::SimTime latency = 0;   // fixed part, added after the bandwidth part
   int sms = 0;                 // collective: the SMs its kernel holds (the tuner's choice)
+  base::SimTime started = 0;   // when the met op started
   std::string_view algorithm;  // collective: the tuner's choice, for the timeline
   std::string_view protocol;
   std::vector<StageTransfer> later;  // a staged collective's stages after the first

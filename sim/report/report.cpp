@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "base/error.h"
+#include "sim/report/collective_table.h"
 #include "sim/report/config_fields.h"
 
 namespace tessera::sim::report {
@@ -139,6 +140,7 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
   }
   row("idle (bubble)", m.idle_s);
   print_comm_bytes(out, m);
+  print_collectives(out, r);
   print_memory(out, r, m);
   for (const std::string& note : g.info.notes) {
     fmt::print(out, "  note: {}\n", note);
@@ -195,6 +197,7 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
         {"exposed_comm_s", exposed},
         {"idle_s", m.idle_s}}},
       {"notes", g.info.notes},
+      {"rank0_collectives", collectives_json(r)},
       {"simulated_ranks", r.simulated_ranks},
       {"events", r.events},
   };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the simulator hands the report beyond times: bytes sent per group kind (closed forms
 // of the ring convention), the peak-memory breakdown, group positions, and which ranks the
-// timeline records.
+// timeline records, and rank 0's collectives by the tuner's choice.
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -66,6 +66,30 @@ TEST(SentBytes, PerRankAndKindFromTheSimulation) {
   EXPECT_EQ(s.ranks[1].tp_index, 1);
   EXPECT_EQ(s.ranks[2].dp_index, 1);
   EXPECT_EQ(s.ranks[0].tp_index, 0);
+}
+
+// Rank 0's collectives: one TP all-reduce and one DP all-gather, each named by the tuner's
+// choice and timed start to end; the send is not a collective. Rank 2's own all-gather is
+// not counted twice.
+TEST(CollectiveUses, RankZerosCollectivesByKindTypeAndChoice) {
+  hw::Profile p = test_profile();
+  ExecGraph g = three_ranks();
+  RunStats s = run(g, make_cluster(p, 8), p, true, false);
+  ASSERT_EQ(s.rank0_collectives.size(), 2U);
+  const CollectiveUse& tp = s.rank0_collectives[0];
+  const CollectiveUse& dp = s.rank0_collectives[1];
+  EXPECT_EQ(tp.kind, GroupKind::kTP);
+  EXPECT_EQ(tp.type, CollType::kAllReduce);
+  EXPECT_EQ(dp.kind, GroupKind::kDP);
+  EXPECT_EQ(dp.type, CollType::kAllGather);
+  EXPECT_EQ(tp.calls, 1);
+  EXPECT_EQ(dp.calls, 1);
+  EXPECT_FALSE(tp.algorithm.empty());
+  EXPECT_FALSE(dp.protocol.empty());
+  const Span& ar = span_of(s, g, 0, "ar");  // the same interval the timeline shows
+  EXPECT_DOUBLE_EQ(tp.time_s, base::to_seconds(ar.end - ar.start));
+  EXPECT_EQ(tp.algorithm, ar.algorithm);
+  EXPECT_EQ(tp.protocol, ar.protocol);
 }
 
 // static 100 (weights 20, gradients 30, optimizer 50); a: +50 (10 of them a comm buffer),
