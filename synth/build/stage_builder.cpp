@@ -267,7 +267,7 @@ void StageBuilder::place_blocks() {
     }
     for (auto l = static_cast<std::int32_t>(bounds[static_cast<std::size_t>(slice)]);
          l < bounds[static_cast<std::size_t>(slice) + 1]; ++l) {
-      blocks.push_back({&c_.progs.layer, l, static_cast<std::size_t>(2 + l)});
+      blocks.push_back({&c_.progs.of_layer(l), l, static_cast<std::size_t>(2 + l)});
     }
     if (place_->last_of_pipe(vs)) {
       blocks.push_back({&c_.progs.head, -1, 1});

@@ -29,18 +29,42 @@ StepPrograms build_programs(const Scenario& s) {
   bool split = schedule::splits_backward(s.schedule.kind);
   StepPrograms p{parallel::lower(b.embed, Recompute::kNone, split),
                  parallel::lower(b.layer, s.training.recompute, split),
-                 parallel::lower(b.head, Recompute::kNone, split)};
+                 parallel::lower(b.head, Recompute::kNone, split),
+                 std::nullopt,
+                 {}};
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    p.is_moe.push_back(s.model.moe.is_moe_layer(l));
+  }
+  if (b.moe_layer) {
+    p.moe_layer.emplace(parallel::lower(*b.moe_layer, s.training.recompute, split));
+  }
+  std::vector<BlockProgram*> layers = {&p.layer};
+  if (p.moe_layer) {
+    layers.push_back(&*p.moe_layer);
+  }
   // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
   // layer is a plain ColumnParallelLinear); they need sequence parallelism.
-  if (s.parallel.overlaps_tp_comm()) {
-    parallel::overlap_tp_comm(p.layer, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
+  for (BlockProgram* prog : layers) {
+    if (s.parallel.overlaps_tp_comm()) {
+      parallel::overlap_tp_comm(*prog, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
+    }
   }
   if (!s.parallel.async_tp_allreduce) {
-    for (BlockProgram* prog : {&p.embed, &p.layer, &p.head}) {
+    layers.push_back(&p.embed);
+    layers.push_back(&p.head);
+    for (BlockProgram* prog : layers) {
       parallel::serialize_backward_tp_comm(*prog);
     }
   }
   return p;
+}
+
+double StepPrograms::sum_layers(double BlockProgram::*field) const {
+  double sum = 0.0;
+  for (std::size_t l = 0; l < is_moe.size(); ++l) {
+    sum += of_layer(static_cast<std::int64_t>(l)).*field;
+  }
+  return sum;
 }
 
 double grad_bucket_params(const Scenario& s) {
@@ -158,10 +182,13 @@ std::vector<std::vector<schedule::Step>> plan_transpose(const Scenario& s,
     costs.encoder_forward.push_back(enc.forward_flops(j));
   }
   double fwd = 0.0;
-  for (std::int32_t i = 0; i < progs.layer.n_fwd; ++i) {
-    fwd += progs.layer.ops[static_cast<std::size_t>(i)].model_flops;
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    const BlockProgram& layer = progs.of_layer(l);
+    for (std::int32_t i = 0; i < layer.n_fwd; ++i) {
+      fwd += layer.ops[static_cast<std::size_t>(i)].model_flops;
+    }
   }
-  costs.stage_forward = fwd * static_cast<double>(s.model.layers) / p;
+  costs.stage_forward = fwd / p;
   costs.stage_backward = 2.0 * costs.stage_forward;
   auto mode = s.schedule.owners == OwnerMode::kMin      ? schedule::OwnerMap::kMin
               : s.schedule.owners == OwnerMode::kGreedy ? schedule::OwnerMap::kGreedy
@@ -251,10 +278,12 @@ namespace {
 // Refuses a step whose graphs would not fit in memory, before building them.
 void check_size(const Scenario& s, const StepPrograms& progs, bool share) {
   constexpr double kMaxNodes = 1.2e8;  // ~15 GB of nodes and dependencies
-  double per_rank = static_cast<double>(s.microbatches()) *
-                    (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) *
-                         static_cast<double>(progs.layer.ops.size()) +
-                     static_cast<double>(progs.embed.ops.size() + progs.head.ops.size()));
+  const double layer_ops = static_cast<double>(
+      std::max(progs.layer.ops.size(), progs.moe_layer ? progs.moe_layer->ops.size() : 0));
+  double per_rank =
+      static_cast<double>(s.microbatches()) *
+      (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) * layer_ops +
+       static_cast<double>(progs.embed.ops.size() + progs.head.ops.size()));
   double graphs = share ? static_cast<double>(s.parallel.pp)
                         : static_cast<double>(s.parallel.tp * s.parallel.pp * s.parallel.dp);
   if (per_rank * graphs > kMaxNodes) {
@@ -280,7 +309,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.names.push_back(intern_block(g, progs.embed, ""));
   c.names.push_back(intern_block(g, progs.head, ""));
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
-    c.names.push_back(intern_block(g, progs.layer, fmt::format("L{}.", l)));
+    c.names.push_back(intern_block(g, progs.of_layer(l), fmt::format("L{}.", l)));
   }
   c.p2p_names = {.send_activation = g.intern("pp.send_activation"),
                  .recv_activation = g.intern("pp.recv_activation"),
@@ -348,10 +377,8 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   }
   double m = static_cast<double>(s.microbatches());
   double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
-  double layers = static_cast<double>(s.model.layers);
   auto total = [&](double BlockProgram::*field) {
-    return m * ranks_per_stage *
-           (progs.embed.*field + progs.head.*field + layers * progs.layer.*field);
+    return m * ranks_per_stage * (progs.embed.*field + progs.head.*field + progs.sum_layers(field));
   };
   g.info.model_flops = total(&BlockProgram::model_flops);
   g.info.hardware_flops = total(&BlockProgram::hardware_flops);

@@ -2,6 +2,9 @@
 // Scenario -> the per-rank execution graphs of one training step. Hardware-independent.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "graph/exec_graph.h"
 #include "synth/models/transformer.h"
 #include "synth/parallel/block_program.h"
@@ -19,8 +22,17 @@ struct SynthOptions {
 // The lowered blocks a step is made of (exposed for tests and reports).
 struct StepPrograms {
   parallel::BlockProgram embed;
-  parallel::BlockProgram layer;
+  parallel::BlockProgram layer;  // a dense decoder layer
   parallel::BlockProgram head;
+  std::optional<parallel::BlockProgram> moe_layer;  // model.moe's layers
+  std::vector<bool> is_moe;                         // per decoder layer
+
+  // The program of decoder layer `l`.
+  [[nodiscard]] const parallel::BlockProgram& of_layer(std::int64_t l) const {
+    return is_moe[static_cast<std::size_t>(l)] ? *moe_layer : layer;
+  }
+  // The sum over the decoder layers of a per-layer figure of their programs.
+  [[nodiscard]] double sum_layers(double parallel::BlockProgram::*field) const;
 };
 StepPrograms build_programs(const Scenario& s);
 

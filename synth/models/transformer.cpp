@@ -2,6 +2,7 @@
 #include "synth/models/transformer.h"
 
 #include "synth/models/fp8.h"
+#include "synth/models/layer_parts.h"
 #include "synth/schedule/pipeline_schedule.h"
 
 namespace tessera::synth::models {
@@ -34,6 +35,15 @@ stg::SymbolTable symbols_of(const Scenario& s) {
   sym.bind('e', m.activation == Activation::kSwiglu ? 2 * m.ffn : m.ffn);
   sym.bind('v', padded_vocab(s));
   sym.bind('c', 3);
+  if (m.moe.on()) {  // docs/moe.md: experts, rows per expert, expert and shared MLP widths
+    const bool swiglu = m.activation == Activation::kSwiglu;
+    sym.bind('x', m.moe.experts);
+    sym.bind('r', expert_rows(s));
+    sym.bind('u', m.moe.expert_ffn);
+    sym.bind('w', swiglu ? 2 * m.moe.expert_ffn : m.moe.expert_ffn);
+    sym.bind('y', m.moe.shared_ffn());
+    sym.bind('z', swiglu ? 2 * m.moe.shared_ffn() : m.moe.shared_ffn());
+  }
   sym.set_axis(Axis::kTP, s.parallel.tp);
   sym.set_axis(Axis::kDP, s.parallel.dp);
   sym.set_axis(Axis::kPP, s.parallel.pp);
@@ -49,6 +59,52 @@ Layout stream_layout(const Scenario& s) {
   return l;
 }
 
+Layout sharded(const std::string& labels, char dim, Axis a) {
+  Layout l(labels);
+  l.sharded(dim, a);
+  return l;
+}
+
+TensorId norm(Graph& g, const Scenario& s, const std::string& name, TensorId x) {
+  TensorId gamma = g.weight(name + ".weight", Layout("h"), s.training.precision);
+  return g.norm(name, x, gamma, 'h');
+}
+
+// Megatron's local linear layers (transformer_impl: local) add the biases outside the GEMMs:
+// the QKV bias in a kernel of its own, fc1's inside the fused bias-GeLU, the row-parallel
+// layers' inside bias-dropout-add; each bias gradient is then a reduction kernel. Transformer
+// Engine does both in cuBLASLt GEMM epilogues (docs/formulas.md §4.2).
+bool separate_bias(const Scenario& s) {
+  return s.model.bias && s.training.transformer_impl == TransformerImpl::kLocal;
+}
+
+TensorId with_fused_bias(Graph& g, const Scenario& s, TensorId y) {
+  if (separate_bias(s)) {
+    g.mutable_op(g.tensor(y).producer).bias = true;
+  }
+  return y;
+}
+
+TensorId mlp_branch(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln,
+                    const MlpLabels& m) {
+  DType dt = s.training.precision;
+  // SwiGLU's fc1 produces gate and up projections (2f); GeLU's produces f directly.
+  bool gelu = s.model.activation == Activation::kGelu;
+  char e = gelu ? m.width : m.fc1_width;
+  const std::string p = m.prefix;
+  TensorId w1 = g.weight(p + ".fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
+  TensorId h1 = linear(g, fp8, p + ".fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
+  TensorId act =
+      gelu ? g.unary(OpKind::kGelu, p + ".gelu", h1) : g.swiglu(p + ".swiglu", h1, m.width);
+  if (m.bias) {
+    act = with_fused_bias(g, s, act);
+  }
+  const std::string fc2_labels = std::string(1, m.width) + "h";
+  TensorId w2 = g.weight(p + ".fc2.weight", sharded(fc2_labels, m.width, Axis::kTP), dt);
+  return linear(g, fp8, p + ".fc2", std::string("bs") + m.width + "," + fc2_labels + "->bsh", act,
+                w2);
+}
+
 namespace {
 
 double weight_params(const Graph& g) {
@@ -59,17 +115,6 @@ double weight_params(const Graph& g) {
     }
   }
   return n;
-}
-
-Layout sharded(const std::string& labels, char dim, Axis a) {
-  Layout l(labels);
-  l.sharded(dim, a);
-  return l;
-}
-
-TensorId norm(Graph& g, const Scenario& s, const std::string& name, TensorId x) {
-  TensorId gamma = g.weight(name + ".weight", Layout("h"), s.training.precision);
-  return g.norm(name, x, gamma, 'h');
 }
 
 // Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
@@ -93,21 +138,6 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
   return ctx;
 }
 
-// Megatron's local linear layers (transformer_impl: local) add the biases outside the GEMMs:
-// the QKV bias in a kernel of its own, fc1's inside the fused bias-GeLU, the row-parallel
-// layers' inside bias-dropout-add; each bias gradient is then a reduction kernel. Transformer
-// Engine does both in cuBLASLt GEMM epilogues (docs/formulas.md §4.2).
-bool separate_bias(const Scenario& s) {
-  return s.model.bias && s.training.transformer_impl == TransformerImpl::kLocal;
-}
-
-TensorId with_fused_bias(Graph& g, const Scenario& s, TensorId y) {
-  if (separate_bias(s)) {
-    g.mutable_op(g.tensor(y).producer).bias = true;
-  }
-  return y;
-}
-
 TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
@@ -128,28 +158,22 @@ TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) 
 }
 
 TensorId mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
-  DType dt = s.training.precision;
   TensorId ln = norm(g, s, "mlp.norm", x);
-  // SwiGLU's fc1 produces gate and up projections (e = 2f); GeLU's produces f directly.
-  bool gelu = s.model.activation == Activation::kGelu;
-  char e = gelu ? 'f' : 'e';
-  TensorId w1 = g.weight("mlp.fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
-  TensorId h1 = linear(g, fp8, "mlp.fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
-  TensorId act = with_fused_bias(
-      g, s, gelu ? g.unary(OpKind::kGelu, "mlp.gelu", h1) : g.swiglu("mlp.swiglu", h1, 'f'));
-  TensorId w2 = g.weight("mlp.fc2.weight", sharded("fh", 'f', Axis::kTP), dt);
-  TensorId h2 = linear(g, fp8, "mlp.fc2", "bsf,fh->bsh", act, w2);
+  TensorId h2 = mlp_branch(g, s, fp8, ln, {"mlp", 'f', 'e', true});
   return with_fused_bias(g, s, g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0));
 }
 
-double bias_params(const Scenario& s) {
+// A layer's biases on one rank: QKV's (sharded), the attention output's, the norms' shifts,
+// and a dense MLP's fc1 (sharded) and fc2; MoE MLPs have none (docs/moe.md).
+double bias_params(const Scenario& s, bool moe) {
   if (!s.model.bias) {
     return 0.0;
   }
   const stg::SymbolTable sym = symbols_of(s);
   auto tp = static_cast<double>(s.parallel.tp);
-  return static_cast<double>(sym.size('q')) / tp + static_cast<double>(sym.size('e')) / tp +
-         2.0 * static_cast<double>(s.model.hidden) + 2.0 * static_cast<double>(s.model.hidden);
+  auto h = static_cast<double>(s.model.hidden);
+  double mlp = moe ? 0.0 : static_cast<double>(sym.size('e')) / tp + h;
+  return static_cast<double>(sym.size('q')) / tp + h + mlp + 2.0 * h;
 }
 
 Block make_embed(const Scenario& s) {
@@ -206,17 +230,21 @@ void finish_block(Block& b, const Scenario& s, bool backward) {
   }
 }
 
-Block make_layer(const Scenario& s, bool backward) {
+Block make_layer(const Scenario& s, bool backward, bool moe) {
   Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
   // The decoder layer's four linear layers run in FP8 under training.fp8; the embedding, the
   // attention core, norms and the LM head stay in bf16 (docs/fp8.md).
   const Fp8Plan fp8 = fp8_plan(s);
-  TensorId y = mlp(g, s, fp8, attention(g, s, fp8, x));
+  TensorId a = attention(g, s, fp8, x);
+  TensorId y = moe ? moe_mlp(g, s, fp8, a) : mlp(g, s, fp8, a);
+  if (moe) {
+    b.name = "moe_layer";
+  }
   b.inputs = {x};
   b.outputs = {y};
-  b.params = weight_params(g) + bias_params(s);
+  b.params = weight_params(g) + bias_params(s, moe);
   b.fp8_weight_elements = fp8_weight_elements(g);
   b.fp8_gemms = fp8_gemms(g);
   finish_block(b, s, backward);
@@ -242,7 +270,11 @@ bool embedding_and_head_share_a_rank(const Scenario& s) {
 }
 
 Blocks build_blocks(const Scenario& s) {
-  return {make_embed(s), make_layer(s), make_head(s)};
+  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt};
+  if (s.model.moe.on()) {
+    b.moe_layer.emplace(make_layer(s, true, true));
+  }
+  return b;
 }
 
 }  // namespace tessera::synth::models

@@ -4,6 +4,7 @@
 // loss), written once over symbolic dimensions and distributed by their weights' layouts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,9 @@ struct Block {
 
 struct Blocks {
   Block embed;
-  Block layer;
+  Block layer;  // a dense decoder layer
   Block head;
+  std::optional<Block> moe_layer;  // a decoder layer with the MoE MLP (model.moe)
 };
 
 // Symbol sizes of a scenario: b s t h a g d q f e v c, and the mesh axes.
@@ -39,10 +41,10 @@ stg::Layout stream_layout(const Scenario& s);
 
 Blocks build_blocks(const Scenario& s);
 
-// One decoder (or, with model.causal off, encoder) layer. Without `backward` the block is
-// forward only: its activations die with their last forward reader (a frozen or detached
-// encoder).
-Block make_layer(const Scenario& s, bool backward = true);
+// One decoder (or, with model.causal off, encoder) layer; `moe`: with the mixture-of-experts
+// MLP. Without `backward` the block is forward only: its activations die with their last
+// forward reader (a frozen or detached encoder).
+Block make_layer(const Scenario& s, bool backward = true, bool moe = false);
 
 // Derives the block's backward graph (with the main-gradient accumulation kernels the
 // scenario's framework runs), or marks it forward only.
@@ -57,6 +59,10 @@ bool embedding_and_head_share_a_rank(const Scenario& s);
 
 // The pipeline rank holding the LLM's embedding: 0, or the first after the encoder's stages.
 std::int64_t first_llm_stage(const Scenario& s);
+
+// Rows each expert receives from one sequence on one rank, times tp (balanced routing, capped
+// by model.moe's capacity factor): the size of the MoE rows dimension 'r' (docs/moe.md).
+std::int64_t expert_rows(const Scenario& s);
 
 // The vocabulary after Megatron-style padding to a multiple of tp.
 std::int64_t padded_vocab(const Scenario& s);

@@ -25,6 +25,7 @@ Scenario encoder_scenario(const Scenario& s, std::int64_t images, std::int64_t p
   e.model.norm = c.norm;
   e.model.bias = c.bias;
   e.model.causal = false;
+  e.model.moe = MoeConfig{};  // the encoder's MLPs are dense
   e.training.seq_len = patches;
   e.training.micro_batch = images;
   e.training.fp8 = Fp8Recipe::kNone;  // the vision encoder stays in bf16 (docs/fp8.md)

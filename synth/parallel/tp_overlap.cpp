@@ -16,8 +16,11 @@ bool is_tp_coll(const ProgOp& o, graph::CollType t) {
          o.axis == static_cast<std::uint8_t>(Axis::kTP);
 }
 
+// A linear layer's GEMM. TE's userbuffers overlap linear layers, not the experts' grouped
+// GEMMs (batched over the experts) or the unfused attention's batched GEMMs.
 bool is_gemm(const ProgOp& o) {
-  return o.node.kind == graph::NodeKind::kCompute && o.node.op == graph::OpClass::kGemm;
+  return o.node.kind == graph::NodeKind::kCompute && o.node.op == graph::OpClass::kGemm &&
+         o.node.gemm.batch <= 1;
 }
 
 // A share `f` of an op: its costs and the GEMM's rows scaled (a chunk of the sequence).

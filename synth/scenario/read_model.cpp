@@ -6,6 +6,7 @@
 
 #include "synth/scenario/model_presets.h"
 #include "synth/scenario/readers.h"
+#include "synth/scenario/unmodelled_keys.h"
 
 namespace tessera::synth::reader {
 
@@ -13,9 +14,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 12> kModelKeys = {
-    "preset", "layers",     "hidden", "heads",           "kv_heads", "ffn",
-    "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias"};
+constexpr std::array<std::string_view, 13> kModelKeys = {
+    "preset",     "layers", "hidden",          "heads",   "kv_heads", "ffn", "vocab",
+    "activation", "norm",   "tied_embeddings", "dropout", "bias",     "moe"};
 
 // "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
 std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
@@ -94,6 +95,7 @@ void read_model(const YamlNode& n, ModelConfig& m) {
     read_model_preset(n, m);
     return;
   }
+  reject_unmodelled(n, "model");
   n.check_keys(kModelKeys);
   if (auto p = n.find("preset")) {
     read_model_preset(*p, m);
@@ -118,6 +120,9 @@ void read_model(const YamlNode& n, ModelConfig& m) {
     if (m.dropout < 0.0 || m.dropout >= 1.0) {
       v->fail(fmt::format("expected a probability in [0, 1), got {}", m.dropout));
     }
+  }
+  if (auto v = n.find("moe")) {
+    read_moe(*v, m.moe, m.layers);
   }
 }
 

@@ -13,15 +13,21 @@ hw::Profile hardware_profile(const Scenario& s) {
 
 double ModelConfig::parameters() const {
   auto h = static_cast<double>(hidden);
-  double qkv = h * static_cast<double>((heads + 2 * kv_heads) * head_dim());
-  double ffn_in = h * static_cast<double>(ffn) * (activation == Activation::kSwiglu ? 2.0 : 1.0);
-  double layer = qkv + h * h + ffn_in + static_cast<double>(ffn) * h + 2.0 * h;
-  if (bias) {
-    layer +=
-        static_cast<double>((heads + 2 * kv_heads) * head_dim()) + h + ffn_in / h + h + 2.0 * h;
+  const double gate = activation == Activation::kSwiglu ? 2.0 : 1.0;
+  // An MLP of width f: fc1 (gate and up with SwiGLU) and fc2, with their biases.
+  auto mlp = [&](double f) { return (gate + 1.0) * h * f + (bias ? gate * f + h : 0.0); };
+  double q = static_cast<double>((heads + 2 * kv_heads) * head_dim());
+  double attention = h * q + h * h + 2.0 * h + (bias ? q + h + 2.0 * h : 0.0);
+  double dense = attention + mlp(static_cast<double>(ffn));
+  double sparse = attention + h * static_cast<double>(moe.experts) +
+                  static_cast<double>(moe.experts) * mlp(static_cast<double>(moe.expert_ffn)) +
+                  (moe.shared_experts > 0 ? mlp(static_cast<double>(moe.shared_ffn())) : 0.0);
+  double all_layers = 0.0;
+  for (std::int64_t l = 0; l < layers; ++l) {
+    all_layers += moe.is_moe_layer(l) ? sparse : dense;
   }
   double embed = static_cast<double>(vocab) * h;
-  return static_cast<double>(layers) * layer + embed * (tied_embeddings ? 1.0 : 2.0) + h;
+  return all_layers + embed * (tied_embeddings ? 1.0 : 2.0) + h;
 }
 
 std::string_view owner_mode_name(OwnerMode m) {

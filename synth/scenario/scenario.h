@@ -56,6 +56,34 @@ inline constexpr ScheduleKind ScheduleKind::kDualPipeV{"dualpipev"};
 inline constexpr ScheduleKind ScheduleKind::kDualPipe{"dualpipe"};
 enum class Axis : unsigned char { kTP, kDP, kPP };
 
+// How a mixture-of-experts router scores the experts before its top-k: a softmax over the
+// experts (Mixtral, Qwen3-MoE) or a sigmoid per expert, renormalised over the chosen ones
+// (DeepSeek-V3).
+enum class RouterScore : unsigned char { kSoftmax, kSigmoid };
+
+// `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
+// routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
+// the other layers keep the dense MLP of `model.ffn`.
+struct MoeConfig {
+  std::int64_t experts = 0;  // 0: a dense model
+  std::int64_t top_k = 0;
+  std::int64_t expert_ffn = 0;  // one routed expert's MLP width
+  std::int64_t shared_experts = 0;
+  std::int64_t shared_expert_ffn = 0;   // one shared expert's width (default expert_ffn)
+  std::int64_t first_dense_layers = 0;  // leading layers with the dense MLP (DeepSeek: 3)
+  std::int64_t moe_every = 1;           // after those, an MoE layer every n-th layer
+  double capacity_factor = 0.0;         // 0: dropless
+  RouterScore router = RouterScore::kSoftmax;
+
+  [[nodiscard]] bool on() const { return experts > 0; }
+  // Whether decoder layer `l` (0-based) has the MoE MLP.
+  [[nodiscard]] bool is_moe_layer(std::int64_t l) const {
+    return on() && l >= first_dense_layers && (l - first_dense_layers) % moe_every == 0;
+  }
+  // The shared experts' total width (Megatron's moe_shared_expert_intermediate_size).
+  [[nodiscard]] std::int64_t shared_ffn() const { return shared_experts * shared_expert_ffn; }
+};
+
 struct ModelConfig {
   std::string preset;  // "" when spelled out
   std::int64_t layers = 0;
@@ -70,6 +98,7 @@ struct ModelConfig {
   double dropout = 0.0;  // > 0: dropout masks are kept for backward
   bool bias = true;      // linear layers carry biases (GPT) or not (Llama)
   bool causal = true;    // causal attention mask (decoders); false: bidirectional (encoders)
+  MoeConfig moe;
 
   [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters

@@ -19,6 +19,9 @@ void check_divides(Violations& out, std::string_view key, std::int64_t d, std::s
 // FP8 training against the hardware profile (validate_fp8.cpp).
 void check_fp8(const Scenario& s, Violations& out);
 
+// Mixture-of-experts layers against the model and the parallelism (validate_moe.cpp).
+void check_moe(const Scenario& s, Violations& out);
+
 // The encoder region and the data mix against the model, the parallelism and the schedule.
 void check_encoder(const Scenario& s, Violations& out);
 

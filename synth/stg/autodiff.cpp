@@ -31,6 +31,7 @@ class Autodiff {
   void backward_of(OpId id);
   void einsum_backward(const Op& op, TensorId dy);
   void fp8_einsum_backward(const Op& op, TensorId dy);
+  void unpermute_backward(const Op& op, TensorId dy);
   TensorId saved_input(TensorId t);
   TensorId kernel(const std::string& name, OpClass cls, std::vector<TensorId> in, Layout out,
                   DType dt, double flops_per_out, double extra_bytes = 0.0);
@@ -144,6 +145,23 @@ void Autodiff::fp8_einsum_backward(const Op& op, TensorId dy) {
       b, g_.einsum_fp8(op.name + ".wgrad", s.a + "," + s.c + "->" + s.b, a_saved, dy8_col, out));
 }
 
+// MoE combine: each row's gradient is its token's gradient times the row's probability, and
+// each probability's gradient the dot product of the saved row with the token's gradient; one
+// kernel reads the token gradients once per row, the saved rows and the probabilities.
+void Autodiff::unpermute_backward(const Op& op, TensorId dy) {
+  const Tensor rows = g_.tensor(op.in[0]);
+  const double row_bytes = static_cast<double>(g_.bytes_of(op.in[0]) - g_.bytes_of(dy));
+  TensorId drows = kernel(op.name + ".bwd", OpClass::kElementwise, {dy, op.in[0], op.in[1]},
+                          rows.layout, rows.dtype, 4.0, row_bytes);
+  TensorId dprobs = g_.new_tensor(op.name + ".dprobs", g_.tensor(op.in[1]).layout, DType::kFP32);
+  OpId k = g_.tensor(drows).producer;
+  g_.mutable_op(k).out.push_back(dprobs);
+  g_.mutable_op(k).bytes += static_cast<double>(g_.bytes_of(dprobs));
+  g_.set_producer(dprobs, k);
+  contribute(op.in[0], drows);
+  contribute(op.in[1], dprobs);
+}
+
 void Autodiff::einsum_backward(const Op& op, TensorId dy) {
   if (op.fp8) {
     fp8_einsum_backward(op, dy);
@@ -252,6 +270,17 @@ void Autodiff::backward_of(OpId id) {
     case OpKind::kExpand:
       contribute(op.in[0],
                  kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout, x0.dtype, 1.0));
+      break;
+    case OpKind::kRouter:  // through the probabilities; the routing map has no gradient
+      contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy}, x0.layout,
+                                  x0.dtype, 4.0));
+      break;
+    case OpKind::kPermute:  // the rows' gradients scattered back and summed per token
+      contribute(op.in[0],
+                 kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout, x0.dtype, 1.0));
+      break;
+    case OpKind::kUnpermute:
+      unpermute_backward(op, dy);
       break;
     case OpKind::kAttention: {
       // FlashAttention backward: recompute QK^T, then dV, dP, dQ, dK: 5 matmuls vs 2.

@@ -36,9 +36,12 @@ enum class OpKind : unsigned char {
   kExpand,
   kBiasAdd,  // a bias added in a kernel of its own (Megatron's local linear layers)
   kCollective,
-  kFp8Cast,   // quantization to FP8 (docs/fp8.md); its gradient passes straight through
-  kFp8Amax,   // an amax pass (current scaling) or an amax-history and scale update
-  kGradient,  // kGradient: backward kernels
+  kFp8Cast,    // quantization to FP8 (docs/fp8.md); its gradient passes straight through
+  kFp8Amax,    // an amax pass (current scaling) or an amax-history and scale update
+  kRouter,     // MoE router: expert scores, top-k, aux-loss terms (moe_ops.cpp)
+  kPermute,    // MoE dispatch: each token's row copied once per chosen expert
+  kUnpermute,  // MoE combine: the experts' rows weighted by their probabilities, summed
+  kGradient,   // kGradient: backward kernels
 };
 
 struct Tensor {
@@ -147,6 +150,17 @@ class Graph {
                                          TensorId amax = -1);
   // An amax pass over x (current scaling): reads x, writes one fp32 value.
   TensorId fp8_amax(const std::string& name, TensorId x);
+
+  // Mixture of experts (moe_ops.cpp, docs/moe.md). The router turns logits [.., x] (one score
+  // per expert) into fp32 probabilities over the experts, zero off each token's top k, and a
+  // routing map (1 byte per token and expert): returned (probs, map).
+  std::pair<TensorId, TensorId> route(const std::string& name, TensorId logits);
+  // Dispatch: tokens x [b, s, h] to rows [b, x, r, h] (r rows per expert and sequence) by
+  // `map`; a rank permutes its own tokens, so b keeps its axis and r takes s's.
+  TensorId permute(const std::string& name, TensorId x, TensorId map);
+  // Combine: rows y [b, x, r, h] weighted by `probs` and summed per token into `out`
+  // ([b, s, h], the residual stream's layout); y is first brought to the rows of out's tokens.
+  TensorId unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& out);
 
   // The matcher: returns `x` in layout `target`, inserting collectives (and free local
   // slices) as needed. Identity when the layouts already agree.

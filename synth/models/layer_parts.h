@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parts decoder layers are built from, shared by the dense layer (transformer.cpp) and the
+// mixture-of-experts MLP (moe.cpp). Internal to synth/models.
+#pragma once
+
+#include <string>
+
+#include "synth/models/fp8.h"
+#include "synth/scenario/scenario.h"
+#include "synth/stg/graph.h"
+
+namespace tessera::synth::models {
+
+// A layout of `labels` with `dim` sharded over `a`.
+stg::Layout sharded(const std::string& labels, char dim, Axis a);
+
+// A LayerNorm or RMSNorm over the hidden dimension, with its weight.
+stg::TensorId norm(stg::Graph& g, const Scenario& s, const std::string& name, stg::TensorId x);
+
+// Megatron's local linear layers add biases in kernels of their own (docs/formulas.md §4.2).
+bool separate_bias(const Scenario& s);
+// Marks y's producer as adding a bias (when the layers add biases separately); returns y.
+stg::TensorId with_fused_bias(stg::Graph& g, const Scenario& s, stg::TensorId y);
+
+// A tensor-parallel MLP's labels: its width, fc1's output (2 x width with SwiGLU, else the
+// width itself), and whether its fc1 adds a bias.
+struct MlpLabels {
+  std::string prefix;  // "mlp", "moe.shared"
+  char width = 'f';
+  char fc1_width = 'e';
+  bool bias = true;
+};
+
+// fc1 (column-parallel), the activation, fc2 (row-parallel) on a normed input [b, s, h]; the
+// output is fc2's partial sum over tp.
+stg::TensorId mlp_branch(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId ln,
+                         const MlpLabels& m);
+
+// A mixture-of-experts MLP with its norm and residual on the stream x (docs/moe.md).
+stg::TensorId moe_mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+
+}  // namespace tessera::synth::models

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// `model.moe`: the mixture-of-experts keys (docs/moe.md). Read onto the preset's values, so a
+// preset's experts can be changed key by key.
+#include <fmt/format.h>
+
+#include <array>
+
+#include "synth/scenario/readers.h"
+
+namespace tessera::synth::reader {
+
+using base::YamlNode;
+
+namespace {
+
+constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
+
+constexpr std::array<std::string_view, 11> kMoeKeys = {"experts",
+                                                       "top_k",
+                                                       "expert_ffn",
+                                                       "shared_experts",
+                                                       "shared_expert_ffn",
+                                                       "first_dense_layers",
+                                                       "moe_every",
+                                                       "capacity_factor",
+                                                       "router",
+                                                       "routing",
+                                                       "dispatcher"};
+
+[[noreturn]] void not_modelled(const YamlNode& v, const std::string& what,
+                               const std::string& hint) {
+  throw base::InputError(v.loc(), what + " is not modelled yet", hint);
+}
+
+// Only balanced routing and the all-to-all dispatcher are modelled so far.
+void read_routing(const YamlNode& n) {
+  if (auto v = n.find("routing")) {
+    if (!v->is_scalar() || v->as_string() != "balanced") {
+      not_modelled(*v, "`model.moe.routing` other than `balanced` (skewed expert loads)",
+                   "routing: balanced gives every expert tokens x top_k / experts rows");
+    }
+  }
+  if (auto v = n.find("dispatcher")) {
+    constexpr std::array<std::string_view, 2> kDispatchers = {"alltoall", "allgather"};
+    if (v->as_choice(kDispatchers) == "allgather") {
+      not_modelled(*v, "`model.moe.dispatcher: allgather`", "dispatcher: alltoall is modelled");
+    }
+  }
+}
+
+std::int64_t required(const YamlNode& n, std::string_view key, std::int64_t current,
+                      std::int64_t lo, std::int64_t hi) {
+  if (auto v = n.find(key)) {
+    return v->as_int(lo, hi);
+  }
+  if (current == 0) {
+    n.fail(fmt::format("missing required key '{}' (or give a model 'preset' with experts)", key));
+  }
+  return current;
+}
+
+}  // namespace
+
+void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
+  n.expect_map();
+  n.check_keys(kMoeKeys);
+  m.experts = required(n, "experts", m.experts, 1, kMaxExperts);
+  m.top_k = required(n, "top_k", m.top_k, 1, kMaxExperts);
+  m.expert_ffn = required(n, "expert_ffn", m.expert_ffn, 1, kMaxWidth);
+  if (auto v = n.find("shared_experts")) {
+    m.shared_experts = v->as_int(0, kMaxExperts);
+  }
+  if (auto v = n.find("shared_expert_ffn")) {
+    m.shared_expert_ffn = v->as_int(1, kMaxWidth);
+  } else if (m.shared_expert_ffn == 0) {
+    m.shared_expert_ffn = m.expert_ffn;
+  }
+  if (auto v = n.find("first_dense_layers")) {
+    m.first_dense_layers = v->as_int(0, layers);
+  }
+  if (auto v = n.find("moe_every")) {
+    m.moe_every = v->as_int(1, kMaxLayers);
+  }
+  if (auto v = n.find("capacity_factor")) {
+    m.capacity_factor = v->as_double();
+    if (!(m.capacity_factor > 0.0) || m.capacity_factor > 1e6) {
+      v->fail(fmt::format("expected a capacity factor > 0, got {}", v->as_string()),
+              "leave capacity_factor out for dropless routing");
+    }
+  }
+  if (auto v = n.find("router")) {
+    constexpr std::array<std::string_view, 2> kScores = {"softmax", "sigmoid"};
+    m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
+  }
+  read_routing(n);
+}
+
+}  // namespace tessera::synth::reader

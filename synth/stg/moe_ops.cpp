@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// The mixture-of-experts operations of the tensor graph (docs/moe.md): router, dispatch
+// (permute) and combine (unpermute), each with its layout rule and its FLOP and byte rule, as
+// Megatron-Core's alltoall token dispatcher runs them (megatron/core/transformer/moe/
+// router.py, moe_utils.py permute/unpermute).
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "synth/stg/graph.h"
+
+namespace tessera::synth::stg {
+
+using graph::OpClass;
+
+namespace {
+
+Layout without_partial(Layout l) {
+  l.partial = 0;
+  return l;
+}
+
+void check_dims(const Layout& l, const char* want, const std::string& where) {
+  if (l.labels != want) {
+    throw base::InternalError(
+        fmt::format("{}: dimensions '{}', expected '{}'", where, l.labels, want));
+  }
+}
+
+}  // namespace
+
+std::pair<TensorId, TensorId> Graph::route(const std::string& name, TensorId logits) {
+  logits = convert(logits, without_partial(tensor(logits).layout), phase_);
+  const Layout l = tensor(logits).layout;
+  TensorId probs = new_tensor(name + ".probs", l, DType::kFP32);
+  TensorId map = new_tensor(name + ".map", l, DType::kFP8);  // a bool per token and expert
+  // Reads the logits; scores, top-k, normalisation and the aux-loss statistics over every
+  // token's experts (~8 FLOPs an element); writes the fp32 scores for the aux loss, the probs
+  // and the map.
+  const auto n = static_cast<double>(elements_of(logits));
+  Op op = streaming_op(OpKind::kRouter, name, {logits}, {probs, map}, OpClass::kSoftmax, 8.0 * n);
+  op.bytes += 4.0 * n;
+  append(std::move(op));
+  return {probs, map};
+}
+
+TensorId Graph::permute(const std::string& name, TensorId x, TensorId map) {
+  Layout in = without_partial(tensor(x).layout);
+  check_dims(in, "bsh", name);
+  in.shard[2] = kReplicated;  // whole rows
+  x = convert(x, in, phase_);
+  Layout out("bxrh");
+  out.shard[0] = in.shard[0];
+  out.shard[2] = in.shard[1];
+  TensorId y = new_tensor(name, out, tensor(x).dtype);
+  // A row gather: reads each routed copy of a token's row and writes it, reads the map.
+  Op op;
+  op.kind = OpKind::kPermute;
+  op.name = name;
+  op.in = {x, map};
+  op.out = {y};
+  op.phase = phase_;
+  op.cls = OpClass::kCopy;
+  op.bytes = static_cast<double>(2 * bytes_of(y) + bytes_of(map));
+  append(std::move(op));
+  return y;
+}
+
+TensorId Graph::unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& out) {
+  check_dims(out, "bsh", name);
+  Layout rows("bxrh");
+  rows.shard[0] = out.shard[0];
+  rows.shard[2] = out.shard[1];
+  rows.shard[3] = out.shard[2];
+  y = convert(y, rows, phase_);
+  TensorId z = new_tensor(name, out, tensor(y).dtype);
+  // Each row scaled by its probability and added into its token's output row.
+  Op op = streaming_op(OpKind::kUnpermute, name, {y, probs}, {z}, OpClass::kElementwise,
+                       2.0 * static_cast<double>(elements_of(y)));
+  append(std::move(op));
+  return z;
+}
+
+}  // namespace tessera::synth::stg
