@@ -25,9 +25,9 @@ std::int64_t expert_rows(const Scenario& s) {
   const std::int64_t routed = s.training.seq_len / tp * m.top_k;
   std::int64_t rows = (routed + m.experts - 1) / m.experts;
   if (m.capacity_factor > 0.0) {  // Megatron's get_capacity: ceil(tokens x k x CF / E)
-    const auto cap = static_cast<std::int64_t>(std::ceil(
-        static_cast<double>(routed) * m.capacity_factor / static_cast<double>(m.experts)));
-    rows = std::min(rows, cap);
+    const double cap =
+        std::ceil(static_cast<double>(routed) * m.capacity_factor / static_cast<double>(m.experts));
+    rows = std::min(rows, static_cast<std::int64_t>(std::min(cap, static_cast<double>(rows))));
   }
   return rows * tp;
 }
