@@ -14,11 +14,13 @@ hw::Profile hardware_profile(const Scenario& s) {
 double ModelConfig::parameters() const {
   auto h = static_cast<double>(hidden);
   const double gate = activation == Activation::kSwiglu ? 2.0 : 1.0;
-  // An MLP of width f: fc1 (gate and up with SwiGLU) and fc2, with their biases.
-  auto mlp = [&](double f) { return (gate + 1.0) * h * f + (bias ? gate * f + h : 0.0); };
+  // An MLP of width f: fc1 (gate and up with SwiGLU) and fc2; a dense one has biases, the
+  // experts have none (docs/moe.md).
+  auto mlp = [&](double f) { return (gate + 1.0) * h * f; };
+  auto dense_mlp = [&](double f) { return mlp(f) + (bias ? gate * f + h : 0.0); };
   double q = static_cast<double>((heads + 2 * kv_heads) * head_dim());
   double attention = h * q + h * h + 2.0 * h + (bias ? q + h + 2.0 * h : 0.0);
-  double dense = attention + mlp(static_cast<double>(ffn));
+  double dense = attention + dense_mlp(static_cast<double>(ffn));
   double sparse = attention + h * static_cast<double>(moe.experts) +
                   static_cast<double>(moe.experts) * mlp(static_cast<double>(moe.expert_ffn)) +
                   (moe.shared_experts > 0 ? mlp(static_cast<double>(moe.shared_ffn())) : 0.0);

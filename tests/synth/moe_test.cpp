@@ -92,6 +92,11 @@ TEST(Moe, ParametersPerRankMatchTheClosedForm) {
   StepPrograms p = build_programs(s);
   double sum = p.embed.params + p.head.params + p.sum_layers(&parallel::BlockProgram::params);
   EXPECT_DOUBLE_EQ(sum, s.model.parameters());
+  // With biases: the dense layers and the attention carry them, the experts do not.
+  s.model.bias = true;
+  p = build_programs(s);
+  sum = p.embed.params + p.head.params + p.sum_layers(&parallel::BlockProgram::params);
+  EXPECT_DOUBLE_EQ(sum, s.model.parameters());
 }
 
 // Dispatch and combine with expert tensor parallelism = tp (§1.3, etp > 1): the permuted rows
