@@ -3,37 +3,40 @@
 // backward finishes them, the optimizer step (distributed optimizer: shard, then parameter
 // gather), the tied-embedding and DualPipe mirror reductions.
 #include <algorithm>
+#include <utility>
 
 #include "synth/build/optimizer_step.h"
 #include "synth/build/stage_builder.h"
 
 namespace tessera::synth::detail {
 
-// Gradients accumulate over microbatches; after the last backward of each bucket's blocks
-// the bucket is reduced over the data-parallel group (overlapping the rest of backward),
-// then the optimizer steps (distributed optimizer: on its shard, then gathers parameters).
-void StageBuilder::gradient_reduction(double params) {
-  const Scenario& s = c_.s;
-  std::int32_t dp_group =
-      c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
-  bool dist = s.training.distributed_optimizer && dp_group >= 0;
-  // Megatron-Core without overlap_grad_reduce: one bucket (bucket_size = None), reduced
-  // after the backward pass.
-  double bucket_cap = s.training.overlap_grad_reduce ? grad_bucket_params(s) : params;
-  // The blocks whose gradients this rank reduces, in model order: the encoder's first when
-  // they are reduced here, then the LLM's.
-  struct GradBlock {
-    double params;
-    std::vector<NodeId> wgrads;
-  };
+// The gradient domains of this rank: the dense parameters over the data-parallel group and,
+// with MoE layers, the routed experts' over the expert-data-parallel group (Megatron-Core
+// keeps them in buffers of their own, bucketed and sharded the same way).
+std::vector<GradDomain> StageBuilder::grad_domains() const {
+  const auto& groups = c_.group_of[static_cast<std::size_t>(rank_)];
+  std::vector<GradDomain> out{
+      {groups[static_cast<std::size_t>(Axis::kDP)], static_cast<double>(c_.s.parallel.dp), false}};
+  if (c_.s.model.moe.on()) {
+    out.push_back({groups[static_cast<std::size_t>(Axis::kEDP)],
+                   static_cast<double>(c_.s.parallel.edp()), true});
+  }
+  return out;
+}
+
+// The blocks whose gradients of domain `d` this rank reduces, in model order: the encoder's
+// first when they are reduced here (dense only), then the LLM's.
+std::vector<StageBuilder::GradBlock> StageBuilder::grad_blocks(const GradDomain& d) const {
   std::vector<GradBlock> grads;
-  if (holds_encoder_grads() && s.schedule.encoder_backward != EncoderBackward::kOwner) {
+  if (!d.experts && holds_encoder_grads() &&
+      c_.s.schedule.encoder_backward != EncoderBackward::kOwner) {
     const parallel::EncoderProgram& rep = enc_->representative();
     auto layers = static_cast<std::size_t>(enc_->layers());
     for (std::size_t k = enc_begin_; k < enc_end_; ++k) {
       const BlockProgram& p = rep.block(k, layers);
       const auto& last = last_bwd_node_[total_blocks_ + k];
-      GradBlock gb{p.params, {}};
+      GradBlock gb{
+          p.params, {}, static_cast<std::int64_t>(k) - static_cast<std::int64_t>(enc_end_)};
       for (std::int32_t w : p.wgrad_ops) {
         auto i = static_cast<std::size_t>(w - p.n_fwd);
         if (i < last.size() && last[i] != kNone) {
@@ -45,54 +48,101 @@ void StageBuilder::gradient_reduction(double params) {
   }
   for (std::size_t k = 0; k < blocks_.size(); ++k) {
     const BlockProgram& p = *blocks_[k].prog;
-    GradBlock gb{p.params, {}};
-    for (std::int32_t w : p.wgrad_ops) {
-      gb.wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(w - p.n_fwd)]);
+    GradBlock gb{
+        d.experts ? p.expert_params : p.params - p.expert_params, {}, static_cast<std::int64_t>(k)};
+    for (std::size_t j = 0; j < p.wgrad_ops.size(); ++j) {
+      const bool expert = j < p.wgrad_expert.size() && p.wgrad_expert[j];
+      if (expert == d.experts) {
+        gb.wgrads.push_back(last_bwd_node_[k][static_cast<std::size_t>(p.wgrad_ops[j] - p.n_fwd)]);
+      }
     }
     grads.push_back(std::move(gb));
   }
-  std::vector<NodeId> ready;
-  std::vector<NodeId> buckets;
-  std::vector<double> bucket_params;
-  double acc = 0.0;
-  std::vector<NodeId> all_wgrads;  // without overlap, the first bucket waits for all of them
-  for (std::size_t k = 0; k < grads.size() && !s.training.overlap_grad_reduce; ++k) {
-    all_wgrads.insert(all_wgrads.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
+  return grads;
+}
+
+// A domain's gradients in buckets formed from the last block backward, each with the
+// position of the block that completes it and the weight-gradient nodes it waits for.
+std::vector<StageBuilder::Bucket> StageBuilder::plan_buckets(
+    const GradDomain& d, const std::vector<GradBlock>& grads) const {
+  const Scenario& s = c_.s;
+  double total = 0.0;
+  for (const GradBlock& gb : grads) {
+    total += gb.params;
   }
-  auto flush = [&] {
-    if (acc <= 0.0) {
-      return;
-    }
-    if (dp_group < 0) {
-      buckets.insert(buckets.end(), ready.begin(), ready.end());
-    } else {
-      buckets.push_back(
-          dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce,
-                        dp_group, acc * s.training.grad_bytes(), s.training.grad_dtype(),
-                        buckets.empty() && !all_wgrads.empty() ? all_wgrads : ready,
-                        c_.reduction_names.grad_bucket, graph::Phase::kBackward));
-      bucket_params.push_back(acc);
-    }
-    ready.clear();
-    acc = 0.0;
-  };
+  // Megatron-Core without overlap_grad_reduce: one bucket (bucket_size = None), reduced
+  // after the backward pass.
+  const bool overlap = s.training.overlap_grad_reduce;
+  const double cap = overlap ? grad_bucket_params(s) : total;
+  std::vector<Bucket> out;
+  Bucket cur;
   for (std::size_t k = grads.size(); k-- > 0;) {
-    ready.insert(ready.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
-    acc += grads[k].params;
-    if (acc >= bucket_cap) {
-      flush();
+    cur.wgrads.insert(cur.wgrads.end(), grads[k].wgrads.begin(), grads[k].wgrads.end());
+    cur.params += grads[k].params;
+    cur.order = grads[k].order;
+    if ((cur.params >= cap || k == 0) && cur.params > 0.0) {
+      out.push_back(std::move(cur));
+      cur = Bucket{};
     }
   }
-  flush();
+  if (!overlap && d.group >= 0 && !out.empty()) {  // the one bucket waits for every gradient
+    out.front().wgrads.clear();
+    for (const GradBlock& gb : grads) {
+      out.front().wgrads.insert(out.front().wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
+    }
+  }
+  return out;
+}
+
+// Gradients accumulate over microbatches; after the last backward of each bucket's blocks
+// the bucket is reduced over its domain's group (the domains' buckets in the order backward
+// completes them), then the optimizer steps (distributed optimizer: on its shard, then
+// gathers parameters).
+void StageBuilder::gradient_reduction(double params) {
+  const Scenario& s = c_.s;
+  const std::vector<GradDomain> domains = grad_domains();
+  std::vector<std::pair<std::size_t, Bucket>> plan;  // (domain, bucket)
+  std::vector<NodeId> wgrads;                        // every weight gradient (DualPipe)
+  // The parameters each domain's optimizer shards: the experts', and all the others (the
+  // encoder's included, also when its owners reduce them).
+  std::vector<double> domain_params(domains.size(), 0.0);
+  double expert_params = 0.0;
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    const std::vector<GradBlock> grads = grad_blocks(domains[i]);
+    for (Bucket& b : plan_buckets(domains[i], grads)) {
+      plan.emplace_back(i, std::move(b));
+    }
+    for (const GradBlock& gb : grads) {
+      wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
+      domain_params[i] += domains[i].experts ? gb.params : 0.0;
+    }
+    expert_params += domain_params[i];
+  }
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    domain_params[i] = domains[i].experts ? domain_params[i] : params - expert_params;
+  }
+  std::stable_sort(plan.begin(), plan.end(),
+                   [](const auto& a, const auto& b) { return a.second.order > b.second.order; });
+  std::vector<NodeId> buckets;
+  std::vector<std::vector<double>> bucket_params(domains.size());
+  for (const auto& [i, b] : plan) {
+    const GradDomain& d = domains[i];
+    if (d.group < 0) {
+      buckets.insert(buckets.end(), b.wgrads.begin(), b.wgrads.end());
+      continue;
+    }
+    const bool dist = s.training.distributed_optimizer;
+    buckets.push_back(
+        dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce, d.group,
+                      b.params * s.training.grad_bytes(), s.training.grad_dtype(), b.wgrads,
+                      c_.reduction_names.grad_bucket, graph::Phase::kBackward));
+    bucket_params[i].push_back(b.params);
+  }
   embedding_reduction(buckets);
   // DualPipe: ranks r and N-1-r hold the same two stages (one per direction); their gradients
   // are summed before the step (DeepSeek-V3 section 3.2.1: two copies of the parameters).
   std::int32_t mirror = c_.mirror_group_of[static_cast<std::size_t>(rank_)];
   if (mirror >= 0) {
-    std::vector<NodeId> wgrads;
-    for (const GradBlock& gb : grads) {
-      wgrads.insert(wgrads.end(), gb.wgrads.begin(), gb.wgrads.end());
-    }
     buckets.push_back(dp_collective(
         graph::CollType::kAllReduce, mirror, params * s.training.grad_bytes(),
         s.training.grad_dtype(), wgrads, c_.reduction_names.mirror_grad, graph::Phase::kBackward));
@@ -100,20 +150,35 @@ void StageBuilder::gradient_reduction(double params) {
   if (enc_allreduce_ != kNone) {
     buckets.push_back(enc_allreduce_);
   }
-  double shard = dist ? params / static_cast<double>(s.parallel.dp) : params;
+  double shard = 0.0;
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    const bool dist = s.training.distributed_optimizer && domains[i].group >= 0;
+    shard += dist ? domain_params[i] / domains[i].ranks : domain_params[i];
+  }
   NodeId o = add_optimizer_step(g_, s.training, c_.optimizer_names, params, shard, buckets);
-  if (dist && gathered_params_ > 0.0) {  // overlap_param_gather: the next step's forward
-    // gathers the LLM's buckets (param_gathers); what it does not cover (the encoder's
-    // parameters) is gathered here.
-    double rest = params - gathered_params_;
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    gather_params(domains[i], domain_params[i], bucket_params[i], o);
+  }
+}
+
+// The distributed optimizer's parameter all-gathers of domain d after the step. With
+// overlap_param_gather the next step's forward gathers the LLM's buckets (param_gathers);
+// what it does not cover (the encoder's parameters) is gathered here.
+void StageBuilder::gather_params(const GradDomain& d, double total,
+                                 std::vector<double> bucket_params, NodeId after) {
+  const Scenario& s = c_.s;
+  if (!s.training.distributed_optimizer || d.group < 0) {
+    return;
+  }
+  const double gathered = gathered_params_[d.experts ? 1 : 0];
+  if (gathered > 0.0) {
+    double rest = total - gathered;
     bucket_params.assign(rest > 0.5 ? 1 : 0, rest);
   }
-  if (dist) {
-    for (double bp : bucket_params) {
-      dp_collective(graph::CollType::kAllGather, dp_group,
-                    bp * base::dtype_bytes(s.training.precision), s.training.precision, {o},
-                    c_.reduction_names.param_gather, graph::Phase::kOptimizer);
-    }
+  for (double bp : bucket_params) {
+    dp_collective(graph::CollType::kAllGather, d.group,
+                  bp * base::dtype_bytes(s.training.precision), s.training.precision, {after},
+                  c_.reduction_names.param_gather, graph::Phase::kOptimizer);
   }
 }
 

@@ -60,47 +60,84 @@ std::vector<std::pair<std::size_t, std::size_t>> grad_buckets(const std::vector<
 }
 
 // overlap_param_gather in the steady state of a run: the previous step's optimizer updated
-// the shards, and the all-gather of each bucket (the LLM's blocks, in forward order) runs at
-// the start of this step on the data-parallel stream; each block's first forward waits for
-// its bucket. Megatron-Core dispatches bucket b+1 when bucket b's wait returns, which on an
-// in-order stream is the same order and time.
+// the shards, and the all-gather of each bucket (the LLM's blocks, in forward order; with MoE
+// layers the experts' buckets over their expert-data-parallel group beside the dense ones)
+// runs at the start of this step on the data-parallel stream; each block's first forward
+// waits for its buckets. Megatron-Core dispatches bucket b+1 when bucket b's wait returns,
+// which on an in-order stream is the same order and time.
 void StageBuilder::param_gathers() {
   const Scenario& s = c_.s;
-  std::int32_t dp_group =
-      c_.group_of[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(Axis::kDP)];
-  gather_of_block_.assign(blocks_.size(), kNone);
-  if (!s.training.distributed_optimizer || !s.training.overlap_param_gather || dp_group < 0) {
+  gather_of_block_.assign(blocks_.size(), {kNone, kNone});
+  if (!s.training.distributed_optimizer || !s.training.overlap_param_gather) {
     return;
   }
-  std::vector<double> params;
-  for (const StageBlock& b : blocks_) {
-    params.push_back(b.prog->params);
-  }
-  auto buckets = grad_buckets(params, grad_bucket_params(s));
-  std::reverse(buckets.begin(), buckets.end());  // forward order
-  for (const auto& [lo, hi] : buckets) {
-    double bp = 0.0;
-    for (std::size_t k = lo; k < hi; ++k) {
-      bp += params[k];
+  const std::vector<GradDomain> domains = grad_domains();
+  for (const ParamGather& p : plan_param_gathers(domains)) {
+    const std::size_t slot = domains[p.domain].experts ? 1 : 0;
+    NodeId ag =
+        dp_collective(graph::CollType::kAllGather, domains[p.domain].group,
+                      p.params * base::dtype_bytes(s.training.precision), s.training.precision, {},
+                      c_.reduction_names.param_gather, graph::Phase::kForward);
+    gathered_params_[slot] += p.params;
+    for (std::size_t k = p.lo; k < p.hi; ++k) {
+      gather_of_block_[k][slot] = ag;
     }
-    NodeId ag = dp_collective(graph::CollType::kAllGather, dp_group,
-                              bp * base::dtype_bytes(s.training.precision), s.training.precision,
-                              {}, c_.reduction_names.param_gather, graph::Phase::kForward);
-    gathered_params_ += bp;
-    std::fill(gather_of_block_.begin() + static_cast<std::ptrdiff_t>(lo),
-              gather_of_block_.begin() + static_cast<std::ptrdiff_t>(hi), ag);
   }
+}
+
+// The gather buckets of every domain with a group, in forward order (dense first at a tie):
+// the same buckets as the gradients', each narrowed to the blocks holding its parameters.
+std::vector<StageBuilder::ParamGather> StageBuilder::plan_param_gathers(
+    const std::vector<GradDomain>& domains) const {
+  std::vector<ParamGather> plan;
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    if (domains[i].group < 0) {
+      continue;
+    }
+    std::vector<double> params;
+    for (const StageBlock& b : blocks_) {
+      params.push_back(domains[i].experts ? b.prog->expert_params
+                                          : b.prog->params - b.prog->expert_params);
+    }
+    for (auto [lo, hi] : grad_buckets(params, grad_bucket_params(c_.s))) {
+      while (lo < hi && params[lo] <= 0.0) {
+        ++lo;
+      }
+      double bp = 0.0;
+      for (std::size_t k = lo; k < hi; ++k) {
+        bp += params[k];
+      }
+      if (bp > 0.0) {
+        plan.push_back({lo, hi, i, bp});
+      }
+    }
+  }
+  std::stable_sort(plan.begin(), plan.end(), [](const ParamGather& a, const ParamGather& b) {
+    return a.lo < b.lo || (a.lo == b.lo && a.domain < b.domain);
+  });
+  return plan;
 }
 
 // Before block `k`'s (index into blocks_) first forward: wait for its parameters (a wait of
 // no microbatch, like wait_sends).
 void StageBuilder::wait_params(std::size_t k) {
-  if (k >= gather_of_block_.size() || gather_of_block_[k] == kNone) {
+  if (k >= gather_of_block_.size()) {
     return;
   }
-  const NodeId ag = gather_of_block_[k];
-  std::replace(gather_of_block_.begin(), gather_of_block_.end(), ag, kNone);
-  marker(c_.reduction_names.param_wait, -1, {ag}, 0, 0);
+  std::vector<NodeId> deps;
+  for (std::size_t d = 0; d < 2; ++d) {
+    const NodeId ag = gather_of_block_[k][d];
+    if (ag == kNone) {
+      continue;
+    }
+    deps.push_back(ag);
+    for (auto& g : gather_of_block_) {
+      g[d] = g[d] == ag ? kNone : g[d];
+    }
+  }
+  if (!deps.empty()) {
+    marker(c_.reduction_names.param_wait, -1, deps, 0, 0);
+  }
 }
 
 }  // namespace tessera::synth::detail

@@ -331,12 +331,21 @@ void StageBuilder::count_encoder_params() {
 // and frozen or replicated encoder weights.
 void StageBuilder::account_static_memory(double params) {
   const Scenario& s = c_.s;
-  double bytes_per_param = s.training.static_bytes_per_param(
-      s.training.distributed_optimizer ? static_cast<double>(s.parallel.dp) : 1.0);
   // Megatron's bytes per parameter: 2 (bf16 weights) + 4 (fp32 main gradients; 2 when they
   // stay fp16) + 12 (fp32 master weights and Adam moments; 16 with the fp32 copy of fp16
-  // gradients), the optimizer's part divided over DP with the distributed optimizer.
-  g_.static_memory = static_cast<std::int64_t>(params * bytes_per_param);
+  // gradients), the optimizer's part divided over DP with the distributed optimizer (over EDP
+  // for the routed experts').
+  const bool dist = s.training.distributed_optimizer;
+  double experts = 0.0;
+  for (const auto& b : blocks_) {
+    experts += b.prog->expert_params;
+  }
+  const double dense_bytes =
+      s.training.static_bytes_per_param(dist ? static_cast<double>(s.parallel.dp) : 1.0);
+  const double expert_bytes =
+      s.training.static_bytes_per_param(dist ? static_cast<double>(s.parallel.edp()) : 1.0);
+  g_.static_memory =
+      static_cast<std::int64_t>((params - experts) * dense_bytes + experts * expert_bytes);
   g_.weight_memory = static_cast<std::int64_t>(params * 2.0);
   g_.grad_memory = static_cast<std::int64_t>(params * s.training.grad_bytes());
   // FP8 weight copies (and their scales), cached over the step, count as weights.

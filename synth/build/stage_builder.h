@@ -36,6 +36,14 @@ using parallel::BlockProgram;
 
 constexpr NodeId kNone = UINT32_MAX;
 
+// Parameters whose gradients are reduced over one group: the dense ones over DP, the routed
+// experts' over EDP (`ranks`: the group's size, the distributed optimizer's shard count).
+struct GradDomain {
+  std::int32_t group = -1;  // -1: a group of one
+  double ranks = 1.0;
+  bool experts = false;
+};
+
 // One block of a stage: its program and the layer index used in node names.
 struct StageBlock {
   const BlockProgram* prog;
@@ -163,7 +171,24 @@ class StageBuilder {
   [[nodiscard]] bool holds_encoder() const;
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
              NodeId dep, std::uint32_t name, std::int32_t mb);
+  // Data-parallel gradient reduction (gradient_reduction.cpp), per gradient domain.
+  struct GradBlock {
+    double params;
+    std::vector<NodeId> wgrads;
+    std::int64_t order;  // model order of the block (the encoder's before the LLM's)
+  };
+  struct Bucket {
+    double params = 0.0;
+    std::vector<NodeId> wgrads;
+    std::int64_t order = 0;  // the block whose backward completes it
+  };
+  [[nodiscard]] std::vector<GradDomain> grad_domains() const;
+  [[nodiscard]] std::vector<GradBlock> grad_blocks(const GradDomain& d) const;
+  [[nodiscard]] std::vector<Bucket> plan_buckets(const GradDomain& d,
+                                                 const std::vector<GradBlock>& grads) const;
   void gradient_reduction(double params);
+  void gather_params(const GradDomain& d, double total, std::vector<double> bucket_params,
+                     NodeId after);
   // FP8 (fp8_step.cpp): a layer's per-step weight quantization, a chunk's delayed-scaling
   // amax update, and the static bytes of this rank's FP8 weight copies.
   void fp8_weight_cast(const StageBlock& b, std::int32_t mb, NodeId input);
@@ -174,6 +199,13 @@ class StageBuilder {
   void hold_send(NodeId send);
   void wait_sends();
   void param_gathers();
+  struct ParamGather {
+    std::size_t lo, hi;  // blocks [lo, hi)
+    std::size_t domain;  // index into grad_domains()
+    double params;
+  };
+  [[nodiscard]] std::vector<ParamGather> plan_param_gathers(
+      const std::vector<GradDomain>& domains) const;
   void wait_params(std::size_t k);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
 
@@ -211,11 +243,13 @@ class StageBuilder {
   std::int32_t llm_first_ = 0;           // the virtual stage holding the LLM's embedding
   std::size_t enc_begin_ = 0;            // this rank's encoder blocks [begin, end)
   std::size_t enc_end_ = 0;
-  double enc_params_ = 0.0;              // this rank's encoder parameters
-  std::vector<NodeId> enc_bwd_ends_;     // the last backward op of each image group
-  std::vector<NodeId> pending_sends_;    // blocking p2p: sends the next compute waits for
-  std::vector<NodeId> gather_of_block_;  // overlap_param_gather: per block, its all-gather
-  double gathered_params_ = 0.0;         // parameters those all-gathers bring
+  double enc_params_ = 0.0;            // this rank's encoder parameters
+  std::vector<NodeId> enc_bwd_ends_;   // the last backward op of each image group
+  std::vector<NodeId> pending_sends_;  // blocking p2p: sends the next compute waits for
+  // overlap_param_gather: per block, its all-gather per gradient domain (dense, experts), and
+  // the parameters those all-gathers bring.
+  std::vector<std::array<NodeId, 2>> gather_of_block_;
+  std::array<double, 2> gathered_params_{};
 };
 
 // Whether pipeline sends overlap the next compute (overlap.cpp).

@@ -90,13 +90,18 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
 
 void make_groups(ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
-  c.group_of.assign(static_cast<std::size_t>(c.ranks), {-1, -1, -1});
-  // Pipeline groups carry no collective but name each rank's send/recv peers.
-  constexpr std::array<std::pair<Axis, graph::GroupKind>, 3> kAxes = {
+  std::array<std::int32_t, stg::kNumAxes> none{};
+  none.fill(-1);
+  c.group_of.assign(static_cast<std::size_t>(c.ranks), none);
+  // Pipeline groups carry no collective but name each rank's send/recv peers. The expert
+  // axes' groups exist with MoE layers: expert-tensor collectives count as TP, the experts'
+  // gradient reduction as DP.
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 6> kAxes = {
       std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
-      std::pair{Axis::kPP, graph::GroupKind::kPP}};
+      std::pair{Axis::kPP, graph::GroupKind::kPP}, std::pair{Axis::kETP, graph::GroupKind::kTP},
+      std::pair{Axis::kEP, graph::GroupKind::kEP}, std::pair{Axis::kEDP, graph::GroupKind::kDP}};
   for (auto [axis, kind] : kAxes) {
-    if (mesh.axis_size(axis) == 1) {
+    if (mesh.axis_size(axis) == 1 || (axis >= Axis::kETP && !c.s.model.moe.on())) {
       continue;
     }
     for (std::int64_t r = 0; r < mesh.size(); ++r) {

@@ -38,6 +38,8 @@ stg::SymbolTable symbols_of(const Scenario& s) {
   if (m.moe.on()) {  // docs/moe.md: experts, rows per expert, expert and shared MLP widths
     const bool swiglu = m.activation == Activation::kSwiglu;
     sym.bind('x', m.moe.experts);
+    sym.bind('n', s.parallel.edp());
+    sym.bind('i', s.parallel.etp);
     sym.bind('r', expert_rows(s));
     sym.bind('u', m.moe.expert_ffn);
     sym.bind('w', swiglu ? 2 * m.moe.expert_ffn : m.moe.expert_ffn);
@@ -47,6 +49,9 @@ stg::SymbolTable symbols_of(const Scenario& s) {
   sym.set_axis(Axis::kTP, s.parallel.tp);
   sym.set_axis(Axis::kDP, s.parallel.dp);
   sym.set_axis(Axis::kPP, s.parallel.pp);
+  sym.set_axis(Axis::kETP, s.parallel.etp);
+  sym.set_axis(Axis::kEP, s.parallel.ep);
+  sym.set_axis(Axis::kEDP, s.parallel.edp());
   return sym;
 }
 
@@ -107,10 +112,11 @@ TensorId mlp_branch(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln
 
 namespace {
 
-double weight_params(const Graph& g) {
+// Elements of the graph's weights (with `experts_only`: of the routed experts').
+double weight_params(const Graph& g, bool experts_only = false) {
   double n = 0.0;
   for (std::size_t t = 0; t < g.tensors().size(); ++t) {
-    if (g.tensors()[t].weight) {
+    if (g.tensors()[t].weight && (g.tensors()[t].expert || !experts_only)) {
       n += static_cast<double>(g.elements_of(static_cast<TensorId>(t)));
     }
   }
@@ -177,7 +183,7 @@ double bias_params(const Scenario& s, bool moe) {
 }
 
 Block make_embed(const Scenario& s) {
-  Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
+  Block b{"embed", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   Layout ids_layout("bs");
   ids_layout.sharded('b', Axis::kDP);
@@ -194,7 +200,7 @@ Block make_embed(const Scenario& s) {
 }
 
 Block make_head(const Scenario& s) {
-  Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
+  Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
   TensorId xn = norm(g, s, "final_norm", x);
@@ -231,7 +237,7 @@ void finish_block(Block& b, const Scenario& s, bool backward) {
 }
 
 Block make_layer(const Scenario& s, bool backward, bool moe) {
-  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0};
+  Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
   // The decoder layer's four linear layers run in FP8 under training.fp8; the embedding, the
@@ -245,6 +251,7 @@ Block make_layer(const Scenario& s, bool backward, bool moe) {
   b.inputs = {x};
   b.outputs = {y};
   b.params = weight_params(g) + bias_params(s, moe);
+  b.expert_params = weight_params(g, true);
   b.fp8_weight_elements = fp8_weight_elements(g);
   b.fp8_gemms = fp8_gemms(g);
   finish_block(b, s, backward);

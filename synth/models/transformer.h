@@ -24,6 +24,7 @@ struct Block {
   double params = 0.0;               // parameters held by one rank (biases included)
   double fp8_weight_elements = 0.0;  // of those, the weights FP8 GEMMs read (docs/fp8.md)
   int fp8_gemms = 0;                 // FP8 GEMMs of the forward pass
+  double expert_params = 0.0;        // of params, the routed experts' (reduced over edp)
 };
 
 struct Blocks {
@@ -60,9 +61,12 @@ bool embedding_and_head_share_a_rank(const Scenario& s);
 // The pipeline rank holding the LLM's embedding: 0, or the first after the encoder's stages.
 std::int64_t first_llm_stage(const Scenario& s);
 
-// Rows each expert receives from one sequence on one rank, times tp (balanced routing, capped
-// by model.moe's capacity factor): the size of the MoE rows dimension 'r' (docs/moe.md).
+// Rows each expert receives from one rank's tokens of a microbatch, times ep (balanced
+// routing, capped by model.moe's capacity factor): the size of the MoE rows dimension 'r'.
 std::int64_t expert_rows(const Scenario& s);
+// The layout of the routed rows [n, x, i, r, h] as a rank permutes them: n over edp, i over
+// etp, r over ep (docs/moe.md).
+stg::Layout token_rows(const Scenario& s);
 
 // The vocabulary after Megatron-style padding to a multiple of tp.
 std::int64_t padded_vocab(const Scenario& s);

@@ -60,7 +60,7 @@ Layout column(const std::string& labels, char dim) {
 }
 
 Block make_patch(const Scenario& s, const Scenario& e, std::int64_t patches, bool backward) {
-  Block b{"encoder.patch", Graph(encoder_symbols(s, e, patches)), {}, {}, {}, 0.0, 0.0, 0};
+  Block b{"encoder.patch", Graph(encoder_symbols(s, e, patches)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   TensorId pixels = g.input("pixels", stream(s, "bsp"), s.training.precision);
   TensorId w = g.weight("patch_embed.weight", Layout("ph"), s.training.precision);
@@ -75,7 +75,7 @@ Block make_patch(const Scenario& s, const Scenario& e, std::int64_t patches, boo
 // width k = merge x h; its LayerNorm is taken over k here (the same elementwise cost as over
 // h), then fc1 (k -> k, column-parallel), GeLU, fc2 (k -> LLM width, row-parallel).
 Block make_projector(const Scenario& s, const Scenario& e, std::int64_t patches, bool backward) {
-  Block b{"encoder.projector", Graph(encoder_symbols(s, e, patches)), {}, {}, {}, 0.0, 0.0, 0};
+  Block b{"encoder.projector", Graph(encoder_symbols(s, e, patches)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   auto dt = s.training.precision;
   TensorId x = g.input("x", stream(s, "bmk"), dt);

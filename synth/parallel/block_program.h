@@ -38,7 +38,9 @@ struct BlockProgram {
   std::int64_t out_bytes = 0;           // the output activation (a pipeline message)
   std::int64_t in_grad_bytes = 0;       // the input gradient (a pipeline message)
   std::vector<std::int32_t> wgrad_ops;  // ops whose end makes weight gradients final
+  std::vector<bool> wgrad_expert;       // per wgrad op: a routed expert's (reduced over edp)
   double params = 0.0;                  // per rank
+  double expert_params = 0.0;           // of params, the routed experts'
   double fp8_weight_elements = 0.0;     // per rank: the weights FP8 GEMMs read
   int fp8_gemms = 0;                    // FP8 GEMMs per forward pass
   double saved_bytes = 0.0;             // activations kept from forward for backward

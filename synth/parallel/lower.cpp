@@ -264,6 +264,7 @@ BlockProgram Lowering::run() {
   BlockProgram prog;
   prog.name = b_.name;
   prog.params = b_.params;
+  prog.expert_params = b_.expert_params;
   prog.fp8_weight_elements = b_.fp8_weight_elements;
   prog.fp8_gemms = b_.fp8_gemms;
   OpId first_bwd = b_.backward.first_op;
@@ -311,6 +312,7 @@ BlockProgram Lowering::run() {
     if (idx >= 0 &&
         std::find(prog.wgrad_ops.begin(), prog.wgrad_ops.end(), idx) == prog.wgrad_ops.end()) {
       prog.wgrad_ops.push_back(idx);
+      prog.wgrad_expert.push_back(g_.tensor(wg.first).expert);
     }
   }
   for (const ProgOp& p : ops_) {

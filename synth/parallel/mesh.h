@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The device mesh: rank <-> (tp, dp, pp) coordinates under a configurable axis order
 // (innermost first; the default tp-dp-pp keeps tensor-parallel groups inside a node), and
-// the communication groups along each axis.
+// the communication groups along each axis. The expert axes fold a stage's devices again
+// (Megatron-Core's MoE parallel folding): the stage-local index over tp and dp, in the mesh
+// order, is split into etp (innermost), ep and edp, so EP sits inside DP by default.
 #pragma once
 
 #include <array>
@@ -13,7 +15,7 @@
 namespace tessera::synth::parallel {
 
 struct Coord {
-  std::array<std::int64_t, 3> at{};  // indexed by Axis
+  std::array<std::int64_t, kNumMeshAxes> at{};  // indexed by Axis
   [[nodiscard]] std::int64_t operator[](Axis a) const { return at[static_cast<std::size_t>(a)]; }
 };
 
@@ -22,7 +24,9 @@ class Mesh {
   explicit Mesh(const ParallelConfig& p);
   [[nodiscard]] std::int64_t size() const { return size_; }
   [[nodiscard]] std::int64_t axis_size(Axis a) const { return dims_[static_cast<std::size_t>(a)]; }
+  // Every axis's coordinate, the expert axes' included.
   [[nodiscard]] Coord coord(std::int64_t rank) const;
+  // The rank at c's tp, dp and pp coordinates.
   [[nodiscard]] std::int64_t rank(const Coord& c) const;
   // The ranks that differ from `rank` only along `a`, ordered by their coordinate on `a`.
   [[nodiscard]] std::vector<std::int32_t> group(std::int64_t rank, Axis a) const;
@@ -30,7 +34,12 @@ class Mesh {
   [[nodiscard]] std::int64_t neighbour(std::int64_t rank, Axis a, std::int64_t delta) const;
 
  private:
-  std::array<std::int64_t, 3> dims_{};
+  [[nodiscard]] std::int64_t dim(Axis a) const { return dims_[static_cast<std::size_t>(a)]; }
+  [[nodiscard]] bool expert_axis(Axis a) const { return a >= Axis::kETP; }
+  // The rank with c's coordinates on `a` and its family (the expert axes or the others).
+  [[nodiscard]] std::int64_t rank_on(Coord c, Axis a) const;
+
+  std::array<std::int64_t, kNumMeshAxes> dims_{};
   std::vector<Axis> order_;
   std::int64_t size_ = 1;
 };

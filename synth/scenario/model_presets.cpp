@@ -50,8 +50,20 @@ ModelConfig llama(std::int64_t layers, std::int64_t hidden, std::int64_t heads,
   return m;
 }
 
-const std::array<Preset, 10>& presets() {
-  static const std::array<Preset, 10> kPresets = {
+// A Llama-style decoder whose every layer's MLP is `experts` routed experts of width
+// `expert_ffn`, `top_k` per token, with a softmax router and no shared experts (Mixtral,
+// Qwen3-MoE). `head_dim` 0: hidden / heads.
+ModelConfig moe(ModelConfig m, std::int64_t experts, std::int64_t top_k, std::int64_t expert_ffn,
+                std::int64_t head_dim = 0) {
+  m.head_size = head_dim;
+  m.moe.experts = experts;
+  m.moe.top_k = top_k;
+  m.moe.expert_ffn = expert_ffn;
+  return m;
+}
+
+const std::array<Preset, 14>& presets() {
+  static const std::array<Preset, 14> kPresets = {
       Preset{"gpt3-1.3b", gpt(24, 2048, 16)},
       Preset{"gpt3-6.7b", gpt(32, 4096, 32)},
       Preset{"gpt3-13b", gpt(40, 5120, 40)},
@@ -64,6 +76,16 @@ const std::array<Preset, 10>& presets() {
       // Qwen2-7B (Yang et al. 2024, Table 1): Llama-style, 152k vocabulary; its QKV biases
       // (3584 + 2 x 512 parameters a layer) are left out.
       Preset{"qwen2-7b", llama(28, 3584, 28, 4, 18944, 152064)},
+      // Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts", Table 1) and 8x22B (the
+      // released mistralai/Mixtral-8x22B-v0.1 configuration, its v3 tokenizer's 32768-token
+      // vocabulary): 8 experts, top-2, each expert the width of the dense model's FFN.
+      Preset{"mixtral-8x7b", moe(llama(32, 4096, 32, 8, 14336, 32000), 8, 2, 14336)},
+      Preset{"mixtral-8x22b", moe(llama(56, 6144, 48, 8, 16384, 32768), 8, 2, 16384)},
+      // Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen3 technical report, Table 2; the released
+      // configurations): 128 experts, top-8, 128-wide heads over a narrower stream, every
+      // layer MoE; their per-head QK norms (2 x 128 weights a layer) are left out.
+      Preset{"qwen3-30b-a3b", moe(llama(48, 2048, 32, 4, 6144, 151936), 128, 8, 768, 128)},
+      Preset{"qwen3-235b-a22b", moe(llama(94, 4096, 64, 4, 12288, 151936), 128, 8, 1536, 128)},
   };
   return kPresets;
 }

@@ -14,9 +14,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kModelKeys = {
-    "preset",     "layers", "hidden",          "heads",   "kv_heads", "ffn", "vocab",
-    "activation", "norm",   "tied_embeddings", "dropout", "bias",     "moe"};
+constexpr std::array<std::string_view, 14> kModelKeys = {
+    "preset", "layers",     "hidden", "heads",           "kv_heads", "head_dim", "ffn",
+    "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias",     "moe"};
 
 // "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
 std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
@@ -106,6 +106,9 @@ void read_model(const YamlNode& n, ModelConfig& m) {
     m.kv_heads = v->as_int(1, kMaxWidth);
   } else if (m.kv_heads == 0) {
     m.kv_heads = m.heads;
+  }
+  if (auto v = n.find("head_dim")) {
+    m.head_size = v->as_int(1, kMaxWidth);
   }
   if (auto v = n.find("vocab")) {
     m.vocab = v->as_int(1, kMaxVocab);

@@ -34,10 +34,12 @@ constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
                                                             "cross_entropy_fusion"};
-constexpr std::array<std::string_view, 10> kParallelKeys = {"tp",
+constexpr std::array<std::string_view, 12> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
                                                             "sp",
+                                                            "ep",
+                                                            "etp",
                                                             "order",
                                                             "stage_layers",
                                                             "first_stage_layers",
@@ -235,6 +237,8 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
     p.dp = dp->as_int(1, kMaxDevices);
   }
   read_bool(n, "sp", p.sp);
+  p.ep = n.has("ep") ? n.at("ep").as_int(1, kMaxDevices) : 1;
+  p.etp = n.has("etp") ? n.at("etp").as_int(1, kMaxDevices) : 1;
   read_bool(n, "tp_comm_overlap", p.tp_comm_overlap);
   read_bool(n, "async_tp_allreduce", p.async_tp_allreduce);
   if (auto v = n.find("order")) {

@@ -19,7 +19,8 @@ double ModelConfig::parameters() const {
   auto mlp = [&](double f) { return (gate + 1.0) * h * f; };
   auto dense_mlp = [&](double f) { return mlp(f) + (bias ? gate * f + h : 0.0); };
   double q = static_cast<double>((heads + 2 * kv_heads) * head_dim());
-  double attention = h * q + h * h + 2.0 * h + (bias ? q + h + 2.0 * h : 0.0);
+  const auto heads_width = static_cast<double>(heads * head_dim());
+  double attention = h * q + heads_width * h + 2.0 * h + (bias ? q + h + 2.0 * h : 0.0);
   double dense = attention + dense_mlp(static_cast<double>(ffn));
   double sparse = attention + h * static_cast<double>(moe.experts) +
                   static_cast<double>(moe.experts) * mlp(static_cast<double>(moe.expert_ffn)) +

@@ -54,7 +54,11 @@ inline constexpr ScheduleKind ScheduleKind::kZbH1{"zb-h1"};
 inline constexpr ScheduleKind ScheduleKind::kZbH2{"zb-h2"};
 inline constexpr ScheduleKind ScheduleKind::kDualPipeV{"dualpipev"};
 inline constexpr ScheduleKind ScheduleKind::kDualPipe{"dualpipe"};
-enum class Axis : unsigned char { kTP, kDP, kPP };
+// The mesh axes. TP, DP and PP place every rank; with MoE layers the experts fold the same
+// devices of a pipeline stage into expert-tensor, expert and expert-data parallel axes
+// (Megatron-Core's MoE parallel folding: ETP x EP x EDP = TP x DP, docs/moe.md).
+enum class Axis : unsigned char { kTP, kDP, kPP, kETP, kEP, kEDP };
+constexpr int kNumMeshAxes = 6;
 
 // How a mixture-of-experts router scores the experts before its top-k: a softmax over the
 // experts (Mixtral, Qwen3-MoE) or a sigmoid per expert, renormalised over the chosen ones
@@ -81,7 +85,9 @@ struct MoeConfig {
     return on() && l >= first_dense_layers && (l - first_dense_layers) % moe_every == 0;
   }
   // The shared experts' total width (Megatron's moe_shared_expert_intermediate_size).
-  [[nodiscard]] std::int64_t shared_ffn() const { return shared_experts * shared_expert_ffn; }
+  [[nodiscard]] std::int64_t shared_ffn() const {
+    return shared_experts * (shared_expert_ffn > 0 ? shared_expert_ffn : expert_ffn);
+  }
 };
 
 struct ModelConfig {
@@ -92,6 +98,7 @@ struct ModelConfig {
   std::int64_t kv_heads = 0;  // == heads: MHA; fewer: GQA
   std::int64_t ffn = 0;
   std::int64_t vocab = 0;
+  std::int64_t head_size = 0;  // `head_dim`: one head's width; 0: hidden / heads
   Activation activation = Activation::kGelu;
   NormKind norm = NormKind::kLayerNorm;
   bool tied_embeddings = false;
@@ -100,7 +107,7 @@ struct ModelConfig {
   bool causal = true;    // causal attention mask (decoders); false: bidirectional (encoders)
   MoeConfig moe;
 
-  [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
+  [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters
 };
 
@@ -167,6 +174,11 @@ struct ParallelConfig {
   std::int64_t pp = 1;
   std::int64_t dp = 1;
   bool sp = false;  // sequence parallel (needs tp > 1)
+  // Expert parallelism (model.moe): each rank holds experts/ep experts; `etp` shards each
+  // expert's MLP. The expert-data-parallel size is what the stage's devices leave.
+  std::int64_t ep = 1;
+  std::int64_t etp = 1;
+  [[nodiscard]] std::int64_t edp() const { return tp * dp / (ep * etp); }
   // Transformer Engine's userbuffers: the sequence-parallel all-gathers and reduce-scatters
   // pipelined in chunks with their GEMMs (Megatron --tp-comm-overlap, which needs sp);
   // unset: on wherever sp is (Megatron-Core's performance recipes).

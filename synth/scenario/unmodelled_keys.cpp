@@ -20,14 +20,9 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::string_view kMoeHint =
-    "model.moe runs its experts on every rank, sharded over tensor parallelism (ep = 1)";
-
-constexpr std::array<Unmodelled, 7> kUnmodelled = {{
+constexpr std::array<Unmodelled, 5> kUnmodelled = {{
     {"model", "mla", "", "multi-head latent attention", ""},
     {"model", "mtp_depth", "", "multi-token prediction", ""},
-    {"parallelism", "ep", "", "expert parallelism", kMoeHint},
-    {"parallelism", "etp", "", "expert tensor parallelism", kMoeHint},
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},

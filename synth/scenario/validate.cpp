@@ -50,7 +50,7 @@ void check_positive(const Scenario& s, Violations& out) {
 
 void check_heads(const Scenario& s, Violations& out) {
   const auto& m = s.model;
-  if (m.hidden % m.heads != 0) {
+  if (m.head_size == 0 && m.hidden % m.heads != 0) {
     out.push_back(
         {"model.heads", fmt::format("heads={} does not divide hidden={}", m.heads, m.hidden)});
   }

@@ -15,11 +15,6 @@ using graph::Phase;
 
 namespace {
 
-Layout dual(Layout l) {
-  l.partial = 0;
-  return l;
-}
-
 class Autodiff {
  public:
   explicit Autodiff(Graph& g) : g_(g) {}
@@ -87,18 +82,20 @@ void Autodiff::bias_grad(const std::string& name, TensorId g) {
 }
 
 // Sums the gradient contributions of `t`, each first brought to t's dual layout (weights
-// keep their data-parallel partial sum for the bucketed reduction).
+// keep their data-parallel, or for experts expert-data-parallel, partial sum for the bucketed
+// reduction).
 TensorId Autodiff::combine(TensorId t) {
   auto& parts = contrib_[t];
   if (parts.empty()) {
     return -1;
   }
   const Tensor x = g_.tensor(t);  // copies: the graph grows below
-  Layout target = dual(x.layout);
+  Layout target = without_partial(x.layout);
   std::vector<TensorId> converted;
   for (TensorId p : parts) {
     if (x.weight) {
-      target.partial = static_cast<AxisMask>(g_.tensor(p).layout.partial & axis_bit(Axis::kDP));
+      target.partial = static_cast<AxisMask>(g_.tensor(p).layout.partial &
+                                             (axis_bit(Axis::kDP) | axis_bit(Axis::kEDP)));
     }
     converted.push_back(g_.convert(p, target, Phase::kBackward));
   }
@@ -351,8 +348,8 @@ BackwardResult Autodiff::run(const std::vector<TensorId>& outputs,
   r.first_op = n_fwd;
   g_.set_phase(Phase::kBackward);
   for (TensorId y : outputs) {
-    TensorId dy =
-        g_.input(g_.tensor(y).name + ".grad", dual(g_.tensor(y).layout), g_.tensor(y).dtype);
+    TensorId dy = g_.input(g_.tensor(y).name + ".grad", without_partial(g_.tensor(y).layout),
+                           g_.tensor(y).dtype);
     r.grad_inputs.push_back(dy);
     contribute(y, dy);
   }

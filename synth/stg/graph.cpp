@@ -51,6 +51,12 @@ TensorId Graph::weight(const std::string& name, Layout layout, DType dtype) {
   return t;
 }
 
+TensorId Graph::expert_weight(const std::string& name, Layout layout, DType dtype) {
+  TensorId t = weight(name, std::move(layout), dtype);
+  tensors_[static_cast<std::size_t>(t)].expert = true;
+  return t;
+}
+
 OpId Graph::append(Op op) {
   auto id = static_cast<OpId>(ops_.size());
   for (TensorId t : op.out) {
@@ -98,16 +104,12 @@ TensorId Graph::collective(TensorId x, CollType type, std::uint8_t axis, Layout 
   return y;
 }
 
-TensorId Graph::convert(TensorId x, Layout target, graph::Phase phase) {
-  graph::Phase saved = phase_;
-  phase_ = phase;
-  Layout cur = tensor(x).layout;
-  if (cur.labels != target.labels) {
-    throw base::InternalError(
-        fmt::format("convert {}: {} to {}", tensor(x).name, cur.str(), target.str()));
-  }
+// Partial sums the target does not keep: reduce-scattered onto a dimension the target shards
+// over that axis (and that is whole now), else all-reduced.
+TensorId Graph::reduce_partials(TensorId x, const Layout& target) {
   for (std::uint8_t a = 0; a < kNumAxes; ++a) {
-    AxisMask bit = static_cast<AxisMask>(1u << a);
+    const Layout cur = tensor(x).layout;
+    const auto bit = static_cast<AxisMask>(1u << a);
     if ((cur.partial & bit) == 0 || (target.partial & bit) != 0) {
       continue;
     }
@@ -121,13 +123,46 @@ TensorId Graph::convert(TensorId x, Layout target, graph::Phase phase) {
     }
     if (dim >= 0) {
       next.shard[static_cast<std::size_t>(dim)] = a;
-      x = collective(x, CollType::kReduceScatter, a, next);
-    } else {
-      x = collective(x, CollType::kAllReduce, a, next);
     }
-    cur = next;
+    x = collective(x, dim >= 0 ? CollType::kReduceScatter : CollType::kAllReduce, a, next);
   }
-  for (std::size_t d = 0; d < cur.labels.size(); ++d) {
+  return x;
+}
+
+// A dimension whose axis moves to another dimension that is whole: an all-to-all over that
+// axis (each rank keeps its share of the second dimension and gathers the first; the MoE
+// token dispatch and combine).
+TensorId Graph::exchange_shards(TensorId x, const Layout& target) {
+  const std::size_t dims = target.labels.size();
+  for (std::size_t d = 0; d < dims; ++d) {
+    const Layout cur = tensor(x).layout;
+    const std::uint8_t a = cur.shard[d];
+    if (a == kReplicated || a == target.shard[d]) {
+      continue;
+    }
+    for (std::size_t d2 = 0; d2 < dims; ++d2) {
+      if (target.shard[d2] == a && cur.shard[d2] == kReplicated) {
+        Layout next = cur;
+        next.shard[d] = kReplicated;
+        next.shard[d2] = a;
+        x = collective(x, CollType::kAllToAll, a, next);
+        break;
+      }
+    }
+  }
+  return x;
+}
+
+TensorId Graph::convert(TensorId x, Layout target, graph::Phase phase) {
+  graph::Phase saved = phase_;
+  phase_ = phase;
+  if (tensor(x).layout.labels != target.labels) {
+    throw base::InternalError(
+        fmt::format("convert {}: {} to {}", tensor(x).name, tensor(x).layout.str(), target.str()));
+  }
+  x = exchange_shards(reduce_partials(x, target), target);
+  Layout cur = tensor(x).layout;
+  for (std::size_t d = 0; d < cur.labels.size(); ++d) {  // the rest is gathered
     if (cur.shard[d] != kReplicated && cur.shard[d] != target.shard[d]) {
       Layout next = cur;
       next.shard[d] = kReplicated;
@@ -198,11 +233,6 @@ Layout required_layout(const Layout& other, const Layout& anchor) {
     }
   }
   return req;
-}
-
-Layout without_partial(Layout l) {
-  l.partial = 0;
-  return l;
 }
 
 }  // namespace

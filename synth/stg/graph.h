@@ -50,6 +50,7 @@ struct Tensor {
   DType dtype = DType::kBF16;
   bool weight = false;       // a parameter (static memory)
   bool weight_grad = false;  // the gradient of a parameter (accumulated in static memory)
+  bool expert = false;       // a routed expert's parameter: reduced over EDP, not DP
   TensorId alias_of = -1;    // shares storage with this tensor (views, in-place collectives)
   OpId producer = -1;
 };
@@ -116,6 +117,8 @@ class Graph {
   // Leaves.
   TensorId input(const std::string& name, Layout layout, DType dtype);
   TensorId weight(const std::string& name, Layout layout, DType dtype);
+  // A routed expert's weight (model.moe): its gradient is summed over expert data parallelism.
+  TensorId expert_weight(const std::string& name, Layout layout, DType dtype);
 
   // Forward operations. Each returns its output tensor.
   TensorId einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b);
@@ -155,12 +158,14 @@ class Graph {
   // per expert) into fp32 probabilities over the experts, zero off each token's top k, and a
   // routing map (1 byte per token and expert): returned (probs, map).
   std::pair<TensorId, TensorId> route(const std::string& name, TensorId logits);
-  // Dispatch: tokens x [b, s, h] to rows [b, x, r, h] (r rows per expert and sequence) by
-  // `map`; a rank permutes its own tokens, so b keeps its axis and r takes s's.
-  TensorId permute(const std::string& name, TensorId x, TensorId map);
-  // Combine: rows y [b, x, r, h] weighted by `probs` and summed per token into `out`
-  // ([b, s, h], the residual stream's layout); y is first brought to the rows of out's tokens.
-  TensorId unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& out);
+  // Dispatch: tokens x [b, s, h] to `rows` (labels "nxirh": expert-data-parallel group,
+  // experts, expert-tensor group, rows per expert, hidden) by `map`. A rank permutes its own
+  // tokens: the rows stay where they are, sharded over the expert axes (moe.cpp).
+  TensorId permute(const std::string& name, TensorId x, TensorId map, const Layout& rows);
+  // Combine: the experts' output y, first brought back to `rows` (the permute's layout), each
+  // row weighted by `probs` and summed per token into `out` ([b, s, h], the stream's layout).
+  TensorId unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
+                     const Layout& out);
 
   // The matcher: returns `x` in layout `target`, inserting collectives (and free local
   // slices) as needed. Identity when the layouts already agree.
@@ -175,6 +180,9 @@ class Graph {
 
  private:
   TensorId collective(TensorId x, graph::CollType type, std::uint8_t axis, Layout out);
+  // The matcher's steps (convert): partial sums resolved, shards exchanged (all-to-all).
+  TensorId reduce_partials(TensorId x, const Layout& target);
+  TensorId exchange_shards(TensorId x, const Layout& target);
   TensorId einsum_impl(const std::string& name, const std::string& spec, TensorId a, TensorId b,
                        std::optional<DType> fp8_out);
   graph::GemmDims einsum_dims(const EinsumSpec& s, TensorId a, TensorId b, double& all) const;

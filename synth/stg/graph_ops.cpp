@@ -12,11 +12,6 @@ using graph::OpClass;
 
 namespace {
 
-Layout without_partial(Layout l) {
-  l.partial = 0;
-  return l;
-}
-
 // The layout an op that needs whole `label` rows (a norm's hidden dim, a softmax's keys)
 // accepts: that dimension gathered, no partial sums.
 Layout whole(Layout l, char label) {

@@ -15,7 +15,7 @@ namespace tessera::synth::stg {
 
 constexpr std::uint8_t kReplicated = 0xff;
 constexpr int kMaxDims = 6;
-constexpr int kNumAxes = 3;  // Axis::kTP, kDP, kPP
+constexpr int kNumAxes = kNumMeshAxes;  // Axis::kTP .. kEDP
 
 using AxisMask = std::uint8_t;
 constexpr AxisMask axis_bit(Axis a) {
@@ -35,7 +35,7 @@ class SymbolTable {
 
  private:
   std::array<std::int64_t, 128> sizes_{};
-  std::array<std::int64_t, kNumAxes> axes_{1, 1, 1};
+  std::array<std::int64_t, kNumAxes> axes_{1, 1, 1, 1, 1, 1};
 };
 
 struct Layout {
@@ -53,6 +53,12 @@ struct Layout {
   [[nodiscard]] std::string str() const;  // "[b/dp, s/tp, h] partial(tp)"
   bool operator==(const Layout&) const = default;
 };
+
+// The layout with its partial sums resolved (what a consumer of the whole value needs).
+inline Layout without_partial(Layout l) {
+  l.partial = 0;
+  return l;
+}
 
 // Local (per-device) element count of a tensor with this layout.
 std::int64_t local_elements(const Layout& l, const SymbolTable& sym);

@@ -14,11 +14,6 @@ using graph::OpClass;
 
 namespace {
 
-Layout without_partial(Layout l) {
-  l.partial = 0;
-  return l;
-}
-
 void check_dims(const Layout& l, const char* want, const std::string& where) {
   if (l.labels != want) {
     throw base::InternalError(
@@ -43,15 +38,13 @@ std::pair<TensorId, TensorId> Graph::route(const std::string& name, TensorId log
   return {probs, map};
 }
 
-TensorId Graph::permute(const std::string& name, TensorId x, TensorId map) {
+TensorId Graph::permute(const std::string& name, TensorId x, TensorId map, const Layout& rows) {
   Layout in = without_partial(tensor(x).layout);
   check_dims(in, "bsh", name);
+  check_dims(rows, "nxirh", name);
   in.shard[2] = kReplicated;  // whole rows
   x = convert(x, in, phase_);
-  Layout out("bxrh");
-  out.shard[0] = in.shard[0];
-  out.shard[2] = in.shard[1];
-  TensorId y = new_tensor(name, out, tensor(x).dtype);
+  TensorId y = new_tensor(name, rows, tensor(x).dtype);
   // A row gather: reads each routed copy of a token's row and writes it, reads the map.
   Op op;
   op.kind = OpKind::kPermute;
@@ -65,12 +58,10 @@ TensorId Graph::permute(const std::string& name, TensorId x, TensorId map) {
   return y;
 }
 
-TensorId Graph::unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& out) {
+TensorId Graph::unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
+                          const Layout& out) {
   check_dims(out, "bsh", name);
-  Layout rows("bxrh");
-  rows.shard[0] = out.shard[0];
-  rows.shard[2] = out.shard[1];
-  rows.shard[3] = out.shard[2];
+  check_dims(rows, "nxirh", name);
   y = convert(y, rows, phase_);
   TensorId z = new_tensor(name, out, tensor(y).dtype);
   // Each row scaled by its probability and added into its token's output row.

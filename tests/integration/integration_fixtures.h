@@ -146,6 +146,20 @@ inline std::vector<Case> cases() {
   synth::Scenario fp8_zb = zb;
   fp8_zb.training.fp8 = synth::Fp8Recipe::kBlockwise;
   out.push_back({"tp2_pp4_zb_h1_fp8_blockwise", fp8_zb});
+  // Mixture of experts (docs/moe.md): experts over an EP group spanning the TP ranks (etp 1),
+  // and over two nodes with expert tensor parallelism and the distributed optimizer sharding
+  // the experts over their expert-data-parallel group.
+  synth::Scenario moe = tiny_like(2, 2, 2);
+  moe.parallel.sp = true;
+  moe.model.moe = {.experts = 8, .top_k = 2, .expert_ffn = 256};
+  moe.parallel.ep = 4;
+  out.push_back({"moe_tp2_pp2_dp2_ep4", moe});
+  synth::Scenario moe_etp = two_node;
+  moe_etp.parallel.sp = true;
+  moe_etp.model.moe = {.experts = 4, .top_k = 2, .expert_ffn = 512, .shared_experts = 1};
+  moe_etp.parallel.ep = 2;
+  moe_etp.parallel.etp = 2;
+  out.push_back({"moe_two_node_ep2_etp2_distopt", moe_etp});
   for (const Case& c : out) {
     synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
   }

@@ -9,33 +9,15 @@
 
 #include "synth/build/synthesize.h"
 #include "synth/models/transformer.h"
-#include "tests/synth/synth_fixtures.h"
+#include "synth/scenario/model_presets.h"
+#include "tests/synth/moe_fixtures.h"
 
 namespace tessera::synth {
 namespace {
 
 using stg::OpKind;
 
-// A Mixtral-like decoder: SwiGLU, RMSNorm, GQA, no biases; 8 experts, top-2, one shared
-// expert. s x k / (E x tp) is a whole number, so balanced routing is exact.
-Scenario moe_scenario(std::int64_t tp, std::int64_t dp) {
-  Scenario s = testing::gpt_scenario_unchecked(4, 512, 8, tp, 1, dp);
-  s.model.activation = Activation::kSwiglu;
-  s.model.norm = NormKind::kRmsNorm;
-  s.model.bias = false;
-  s.model.dropout = 0.0;
-  s.model.kv_heads = 4;
-  s.model.ffn = 1536;
-  s.model.moe = {
-      .experts = 8, .top_k = 2, .expert_ffn = 768, .shared_experts = 1, .shared_expert_ffn = 1024};
-  s.training.precision = base::DType::kBF16;
-  s.training.attention = AttentionKernel::kFlash;
-  s.training.micro_batch = 2;
-  s.training.global_batch = 4 * dp;
-  s.parallel.sp = tp > 1;
-  check_or_throw(s);
-  return s;
-}
+using testing::moe_scenario;
 
 struct Sums {
   double gemm_flops = 0.0;  // forward GEMMs, per rank
@@ -73,18 +55,23 @@ TEST(Moe, ForwardFlopsPerTokenMatchTheClosedForm) {
 }
 
 // Parameters (§1.2): per MoE layer the routed experts g·h·f_e·E, the shared experts g·h·F_s
-// and the router h·E replace the dense MLP's g·h·f; experts and shared experts are /tp, the
-// router is replicated.
+// and the router h·E replace the dense MLP's g·h·f. A rank holds E/ep experts, each /etp; the
+// shared experts and the dense MLP are /tp; the router is replicated.
 TEST(Moe, ParametersPerRankMatchTheClosedForm) {
-  for (std::int64_t tp : {1, 2}) {
-    Scenario s = moe_scenario(tp, 1);
+  struct Case {
+    std::int64_t tp, dp, ep, etp;
+  };
+  for (Case c : {Case{1, 1, 1, 1}, Case{2, 1, 1, 1}, Case{2, 1, 1, 2}, Case{2, 2, 4, 1},
+                 Case{2, 4, 2, 2}, Case{1, 8, 8, 1}}) {
+    Scenario s = moe_scenario(c.tp, c.dp, c.ep, c.etp);
     const double dense = models::make_layer(s).params;
-    const double moe = models::make_layer(s, true, true).params;
+    const models::Block layer = models::make_layer(s, true, true);
     const double h = 512.0;
-    const double t = static_cast<double>(tp);
-    const double expect =
-        h * 8.0 + (3.0 * h * 768.0 * 8.0 + 3.0 * h * 1024.0) / t - 3.0 * h * 1536.0 / t;
-    EXPECT_DOUBLE_EQ(moe - dense, expect) << "tp " << tp;
+    const double t = static_cast<double>(c.tp);
+    const double experts = 3.0 * h * 768.0 * 8.0 / static_cast<double>(c.ep * c.etp);
+    const double expect = h * 8.0 + experts + 3.0 * h * 1024.0 / t - 3.0 * h * 1536.0 / t;
+    EXPECT_DOUBLE_EQ(layer.params - dense, expect) << c.tp << c.dp << c.ep << c.etp;
+    EXPECT_DOUBLE_EQ(layer.expert_params, experts) << c.tp << c.dp << c.ep << c.etp;
   }
   // The whole model on one rank is ModelConfig::parameters().
   Scenario s = moe_scenario(1, 1);
@@ -99,12 +86,12 @@ TEST(Moe, ParametersPerRankMatchTheClosedForm) {
   EXPECT_DOUBLE_EQ(sum, s.model.parameters());
 }
 
-// Dispatch and combine with expert tensor parallelism = tp (§1.3, etp > 1): the permuted rows
-// are all-gathered over tp before the experts and reduce-scattered after them, each of
+// Dispatch and combine with expert tensor parallelism (§1.3, etp > 1): the permuted rows are
+// all-gathered over etp before the experts and reduce-scattered after them, each of
 // T_r·k·etp·h elements (T_r = b·s/tp tokens on a rank): the rank sends (etp-1)·T_r·k·h·B.
 // Their backward mirrors them at the same size.
-TEST(Moe, DispatchAndCombineCollectivesCarryTheRoutedRows) {
-  Scenario s = moe_scenario(2, 1);
+TEST(Moe, ExpertTensorParallelGathersAndScattersTheRoutedRows) {
+  Scenario s = moe_scenario(2, 1, 1, 2);
   models::Block b = models::make_layer(s, true, true);
   const double rows_bytes = 2.0 * 2048.0 * 2.0 * 512.0 * 2.0;  // b·s·k·h·B: every TP rank's
   int gathers = 0;
@@ -113,7 +100,8 @@ TEST(Moe, DispatchAndCombineCollectivesCarryTheRoutedRows) {
     if (op.kind != OpKind::kCollective || op.bytes != rows_bytes) {
       continue;
     }
-    EXPECT_EQ(b.graph.tensor(op.in[0]).layout.labels, "bxrh") << op.name;
+    EXPECT_EQ(b.graph.tensor(op.in[0]).layout.labels, "nxirh") << op.name;
+    EXPECT_EQ(op.axis, static_cast<std::uint8_t>(Axis::kETP)) << op.name;
     gathers += op.coll == graph::CollType::kAllGather ? 1 : 0;
     scatters += op.coll == graph::CollType::kReduceScatter ? 1 : 0;
   }
@@ -139,15 +127,26 @@ TEST(Moe, DenseAndMoeLayersFollowFirstDenseLayersAndMoeEvery) {
   EXPECT_EQ(routers, 2);
 }
 
-// Rows per expert under balanced routing, and with a capacity factor below 1 (Megatron's
-// get_capacity per source rank: ceil(T_r·k·CF/E)).
+// Rows per expert under balanced routing (T_r·k/E, T_r = b·s/tp, times ep for the rows of the
+// EP group), and with a capacity factor below 1 (Megatron's get_capacity per source rank:
+// ceil(T_r·k·CF/E)).
 TEST(Moe, ExpertRowsBalancedAndCappedByCapacity) {
   Scenario s = moe_scenario(2, 1);
-  EXPECT_EQ(models::expert_rows(s), 2048 / 2 * 2 / 8 * 2);
+  EXPECT_EQ(models::expert_rows(s), 2 * 2048 / 2 * 2 / 8);
   s.model.moe.capacity_factor = 0.5;
-  EXPECT_EQ(models::expert_rows(s), 128 * 2);
+  EXPECT_EQ(models::expert_rows(s), 256);
   s.model.moe.capacity_factor = 1.5;
-  EXPECT_EQ(models::expert_rows(s), 256 * 2);
+  EXPECT_EQ(models::expert_rows(s), 512);
+  s = moe_scenario(2, 2, 4);
+  EXPECT_EQ(models::expert_rows(s), 512 * 4);
+}
+
+// The presets' parameter counts are the released checkpoints': Mixtral-8x7B's 46,702,792,704
+// exactly, Qwen3-30B-A3B's 30,532,122,624 less its per-head QK norms (48 layers x 2 x 128).
+TEST(Moe, PresetParametersAreTheReleasedModels) {
+  EXPECT_DOUBLE_EQ(model_preset("mixtral-8x7b")->parameters(), 46702792704.0);
+  EXPECT_DOUBLE_EQ(model_preset("qwen3-30b-a3b")->parameters(), 30532122624.0 - 48.0 * 256.0);
+  EXPECT_EQ(model_preset("qwen3-30b-a3b")->head_dim(), 128);
 }
 
 TEST(Moe, ValidationNamesTheBrokenKey) {
