@@ -36,6 +36,10 @@ struct MlpLabels {
 stg::TensorId mlp_branch(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId ln,
                          const MlpLabels& m);
 
+// DeepSeek's multi-head latent attention with its norm and residual on the stream x
+// (docs/mla.md).
+stg::TensorId mla_attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+
 // A mixture-of-experts MLP with its norm and residual on the stream x (docs/moe.md).
 stg::TensorId moe_mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
 

@@ -46,6 +46,17 @@ stg::SymbolTable symbols_of(const Scenario& s) {
     sym.bind('y', m.moe.shared_ffn());
     sym.bind('z', swiglu ? 2 * m.moe.shared_ffn() : m.moe.shared_ffn());
   }
+  if (m.mla.on()) {  // docs/mla.md: latents, per-head query/key and value widths
+    const MlaConfig& a = m.mla;
+    sym.bind('C', a.q_lora_rank > 0 ? a.q_lora_rank : 1);
+    sym.bind('L', a.kv_lora_rank);
+    sym.bind('R', a.qk_rope_head_dim);
+    sym.bind('D', a.kv_lora_rank + a.qk_rope_head_dim);
+    sym.bind('P', a.qk_nope_head_dim);
+    sym.bind('K', a.qk_head_dim());
+    sym.bind('V', a.v_head_dim);
+    sym.bind('W', a.qk_nope_head_dim + a.v_head_dim);
+  }
   sym.set_axis(Axis::kTP, s.parallel.tp);
   sym.set_axis(Axis::kDP, s.parallel.dp);
   sym.set_axis(Axis::kPP, s.parallel.pp);
@@ -145,6 +156,9 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
 }
 
 TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
+  if (s.model.mla.on()) {
+    return mla_attention(g, s, fp8, x);
+  }
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
   TensorId wqkv = g.weight("attn.qkv.weight", sharded("hq", 'q', Axis::kTP), dt);

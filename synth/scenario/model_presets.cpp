@@ -62,8 +62,23 @@ ModelConfig moe(ModelConfig m, std::int64_t experts, std::int64_t top_k, std::in
   return m;
 }
 
-const std::array<Preset, 14>& presets() {
-  static const std::array<Preset, 14> kPresets = {
+// DeepSeek's MoE decoders (DeepSeek-V2, arXiv:2405.04434; DeepSeek-V3, arXiv:2412.19437, and
+// their released configurations): latent attention, `first_dense` leading dense layers of
+// width `ffn`, then MoE layers with `shared` shared experts beside the routed ones.
+ModelConfig deepseek(ModelConfig m, MlaConfig mla, std::int64_t first_dense, std::int64_t experts,
+                     std::int64_t top_k, std::int64_t expert_ffn, std::int64_t shared,
+                     RouterScore router) {
+  m = moe(m, experts, top_k, expert_ffn);
+  m.mla = mla;
+  m.moe.first_dense_layers = first_dense;
+  m.moe.shared_experts = shared;
+  m.moe.shared_expert_ffn = expert_ffn;
+  m.moe.router = router;
+  return m;
+}
+
+const std::array<Preset, 16>& presets() {
+  static const std::array<Preset, 16> kPresets = {
       Preset{"gpt3-1.3b", gpt(24, 2048, 16)},
       Preset{"gpt3-6.7b", gpt(32, 4096, 32)},
       Preset{"gpt3-13b", gpt(40, 5120, 40)},
@@ -86,6 +101,15 @@ const std::array<Preset, 14>& presets() {
       // layer MoE; their per-head QK norms (2 x 128 weights a layer) are left out.
       Preset{"qwen3-30b-a3b", moe(llama(48, 2048, 32, 4, 6144, 151936), 128, 8, 768, 128)},
       Preset{"qwen3-235b-a22b", moe(llama(94, 4096, 64, 4, 12288, 151936), 128, 8, 1536, 128)},
+      // DeepSeek-V2-Lite: no query latent, 64 experts (top-6) and 2 shared after one dense
+      // layer, softmax router. DeepSeek-V3: 61 layers, the first 3 dense, 256 experts (top-8)
+      // and 1 shared, sigmoid router; its multi-token prediction module is not modelled yet.
+      Preset{"deepseek-v2-lite",
+             deepseek(llama(27, 2048, 16, 16, 10944, 102400), {0, 512, 128, 64, 128}, 1, 64, 6,
+                      1408, 2, RouterScore::kSoftmax)},
+      Preset{"deepseek-v3",
+             deepseek(llama(61, 7168, 128, 128, 18432, 129280), {1536, 512, 128, 64, 128}, 3, 256,
+                      8, 2048, 1, RouterScore::kSigmoid)},
   };
   return kPresets;
 }

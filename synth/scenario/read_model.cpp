@@ -14,9 +14,9 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 14> kModelKeys = {
-    "preset", "layers",     "hidden", "heads",           "kv_heads", "head_dim", "ffn",
-    "vocab",  "activation", "norm",   "tied_embeddings", "dropout",  "bias",     "moe"};
+constexpr std::array<std::string_view, 15> kModelKeys = {
+    "preset",     "layers", "hidden",          "heads",   "kv_heads", "head_dim", "ffn", "vocab",
+    "activation", "norm",   "tied_embeddings", "dropout", "bias",     "moe",      "mla"};
 
 // "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
 std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
@@ -126,6 +126,9 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   }
   if (auto v = n.find("moe")) {
     read_moe(*v, m.moe, m.layers);
+  }
+  if (auto v = n.find("mla")) {
+    read_mla(*v, m.mla);
   }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `model.moe`: the mixture-of-experts keys (docs/moe.md). Read onto the preset's values, so a
+// `model.moe`: the mixture-of-experts keys (docs/moe.md), and `model.mla`, DeepSeek's latent
+// attention (docs/mla.md). Read onto the preset's values, so a
 // preset's experts can be changed key by key.
 #include <fmt/format.h>
 
@@ -48,13 +49,16 @@ void read_routing(const YamlNode& n) {
   }
 }
 
+// `key`'s value, or the preset's (`current`) when absent; `preset_kind` names the presets that
+// set it ("experts").
 std::int64_t required(const YamlNode& n, std::string_view key, std::int64_t current,
-                      std::int64_t lo, std::int64_t hi) {
+                      std::int64_t lo, std::int64_t hi, std::string_view preset_kind) {
   if (auto v = n.find(key)) {
     return v->as_int(lo, hi);
   }
   if (current == 0) {
-    n.fail(fmt::format("missing required key '{}' (or give a model 'preset' with experts)", key));
+    n.fail(fmt::format("missing required key '{}' (or give a model 'preset' with {})", key,
+                       preset_kind));
   }
   return current;
 }
@@ -64,9 +68,9 @@ std::int64_t required(const YamlNode& n, std::string_view key, std::int64_t curr
 void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
   n.expect_map();
   n.check_keys(kMoeKeys);
-  m.experts = required(n, "experts", m.experts, 1, kMaxExperts);
-  m.top_k = required(n, "top_k", m.top_k, 1, kMaxExperts);
-  m.expert_ffn = required(n, "expert_ffn", m.expert_ffn, 1, kMaxWidth);
+  m.experts = required(n, "experts", m.experts, 1, kMaxExperts, "experts");
+  m.top_k = required(n, "top_k", m.top_k, 1, kMaxExperts, "experts");
+  m.expert_ffn = required(n, "expert_ffn", m.expert_ffn, 1, kMaxWidth, "experts");
   if (auto v = n.find("shared_experts")) {
     m.shared_experts = v->as_int(0, kMaxExperts);
   }
@@ -93,6 +97,24 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
   read_routing(n);
+}
+
+// `model.mla` (docs/mla.md): every dimension required but q_lora_rank (absent: 0, a plain
+// query projection, as DeepSeek-V2-Lite).
+void read_mla(const base::YamlNode& n, MlaConfig& m) {
+  constexpr std::array<std::string_view, 5> kMlaKeys = {
+      "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+  n.expect_map();
+  n.check_keys(kMlaKeys);
+  if (auto v = n.find("q_lora_rank")) {
+    m.q_lora_rank = v->as_int(0, kMaxWidth);
+  }
+  m.kv_lora_rank = required(n, "kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth, "latent attention");
+  m.qk_nope_head_dim =
+      required(n, "qk_nope_head_dim", m.qk_nope_head_dim, 1, kMaxWidth, "latent attention");
+  m.qk_rope_head_dim =
+      required(n, "qk_rope_head_dim", m.qk_rope_head_dim, 1, kMaxWidth, "latent attention");
+  m.v_head_dim = required(n, "v_head_dim", m.v_head_dim, 1, kMaxWidth, "latent attention");
 }
 
 }  // namespace tessera::synth::reader

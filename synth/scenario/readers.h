@@ -26,6 +26,7 @@ void read_model(const base::YamlNode& n, ModelConfig& m);
 void read_encoder(const base::YamlNode& n, EncoderConfig& e);
 // `model.moe`, onto the preset's values; `layers` bounds first_dense_layers.
 void read_moe(const base::YamlNode& n, MoeConfig& m, std::int64_t layers);
+void read_mla(const base::YamlNode& n, MlaConfig& m);
 void read_training(const base::YamlNode& n, TrainingConfig& t);
 void read_parallel(const base::YamlNode& n, ParallelConfig& p);
 void read_data(const base::YamlNode& n, DataConfig& d);

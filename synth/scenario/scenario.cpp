@@ -21,6 +21,17 @@ double ModelConfig::parameters() const {
   double q = static_cast<double>((heads + 2 * kv_heads) * head_dim());
   const auto heads_width = static_cast<double>(heads * head_dim());
   double attention = h * q + heads_width * h + 2.0 * h + (bias ? q + h + 2.0 * h : 0.0);
+  if (mla.on()) {  // formulas_moe_cp_zero.md §2 (Megatron's theoretical_memory_usage)
+    const auto n = static_cast<double>(heads);
+    const auto qc = static_cast<double>(mla.q_lora_rank);
+    const auto kc = static_cast<double>(mla.kv_lora_rank);
+    const auto qk = static_cast<double>(mla.qk_head_dim());
+    const auto rope = static_cast<double>(mla.qk_rope_head_dim);
+    const auto nope = static_cast<double>(mla.qk_nope_head_dim);
+    const auto v = static_cast<double>(mla.v_head_dim);
+    const double queries = qc > 0.0 ? qc * (h + n * qk) + qc : h * n * qk;
+    attention = queries + h * (kc + rope) + kc * n * (nope + v) + kc + n * v * h + 2.0 * h;
+  }
   double dense = attention + dense_mlp(static_cast<double>(ffn));
   double sparse = attention + h * static_cast<double>(moe.experts) +
                   static_cast<double>(moe.experts) * mlp(static_cast<double>(moe.expert_ffn)) +

@@ -90,6 +90,21 @@ struct MoeConfig {
   }
 };
 
+// `model.mla`: DeepSeek-V2/V3's multi-head latent attention (docs/mla.md). Queries go through
+// a low-rank latent of q_lora_rank (0: a plain query projection), keys and values through one
+// of kv_lora_rank plus a shared RoPE key of qk_rope_head_dim; each head attends with
+// qk_nope + qk_rope wide queries and keys and v_head_dim wide values.
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;  // 0: no MLA
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+
+  [[nodiscard]] bool on() const { return kv_lora_rank > 0; }
+  [[nodiscard]] std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
+
 struct ModelConfig {
   std::string preset;  // "" when spelled out
   std::int64_t layers = 0;
@@ -106,6 +121,7 @@ struct ModelConfig {
   bool bias = true;      // linear layers carry biases (GPT) or not (Llama)
   bool causal = true;    // causal attention mask (decoders); false: bidirectional (encoders)
   MoeConfig moe;
+  MlaConfig mla;
 
   [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters

@@ -20,8 +20,7 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::array<Unmodelled, 5> kUnmodelled = {{
-    {"model", "mla", "", "multi-head latent attention", ""},
+constexpr std::array<Unmodelled, 4> kUnmodelled = {{
     {"model", "mtp_depth", "", "multi-token prediction", ""},
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},

@@ -262,6 +262,7 @@ std::vector<Violation> validate(const Scenario& s) {
   check_tensor_sizes(s, out);
   detail::check_fp8(s, out);
   detail::check_moe(s, out);
+  detail::check_mla(s, out);
   check_schedule_runs(s, out);
   detail::check_encoder(s, out);
   return out;

@@ -21,6 +21,8 @@ void check_fp8(const Scenario& s, Violations& out);
 
 // Mixture-of-experts layers against the model and the parallelism (validate_moe.cpp).
 void check_moe(const Scenario& s, Violations& out);
+// DeepSeek's latent attention against the model and the attention kernel (validate_moe.cpp).
+void check_mla(const Scenario& s, Violations& out);
 
 // The encoder region and the data mix against the model, the parallelism and the schedule.
 void check_encoder(const Scenario& s, Violations& out);

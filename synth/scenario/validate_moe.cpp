@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mixture-of-experts layers against the model and the parallelism (docs/moe.md).
+// Mixture-of-experts layers against the model and the parallelism (docs/moe.md), and the
+// latent attention against the model (docs/mla.md).
 #include <fmt/format.h>
 
 #include <string_view>
@@ -67,6 +68,36 @@ void check_moe(const Scenario& s, Violations& out) {
   if (m.shared_experts > 0) {
     check_divides(out, "parallelism.tp", s.parallel.tp, "tp", m.shared_ffn(),
                   "model.moe.shared_experts x shared_expert_ffn");
+  }
+}
+
+// DeepSeek's latent attention against the rest of the model (docs/mla.md).
+void check_mla(const Scenario& s, Violations& out) {
+  const ModelConfig& m = s.model;
+  if (!m.mla.on()) {
+    return;
+  }
+  if (m.kv_heads != m.heads) {
+    out.push_back({"model.kv_heads",
+                   fmt::format("kv_heads={} with model.mla: latent attention gives every one of "
+                               "the heads={} its own keys and values",
+                               m.kv_heads, m.heads),
+                   "leave kv_heads out"});
+  }
+  if (m.head_size > 0) {
+    out.push_back({"model.head_dim",
+                   "model.head_dim with model.mla: the latent attention's heads are "
+                   "qk_nope_head_dim + qk_rope_head_dim wide (values v_head_dim)",
+                   "leave head_dim out"});
+  }
+  if (m.bias) {
+    out.push_back({"model.bias", "model.mla is modelled without biases (DeepSeek's carry none)",
+                   "set model.bias: false"});
+  }
+  if (s.training.attention != AttentionKernel::kFlash) {
+    out.push_back({"training.attention",
+                   "model.mla runs its core attention as a fused (flash) kernel",
+                   "set training.attention: flash"});
   }
 }
 

@@ -279,6 +279,17 @@ void Autodiff::backward_of(OpId id) {
     case OpKind::kUnpermute:
       unpermute_backward(op, dy);
       break;
+    case OpKind::kConcat: {  // the gradient's slices, views of one buffer
+      std::vector<Layout> parts;
+      for (TensorId p : op.in) {
+        parts.push_back(g_.tensor(p).layout);
+      }
+      std::vector<TensorId> grads = g_.split(op.name + ".bwd", dy, parts);
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        contribute(op.in[i], grads[i]);
+      }
+      break;
+    }
     case OpKind::kAttention: {
       // FlashAttention backward: recompute QK^T, then dV, dP, dQ, dK: 5 matmuls vs 2.
       TensorId dq = kernel(op.name + ".bwd", OpClass::kAttention,

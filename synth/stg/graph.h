@@ -41,6 +41,7 @@ enum class OpKind : unsigned char {
   kRouter,     // MoE router: expert scores, top-k, aux-loss terms (moe_ops.cpp)
   kPermute,    // MoE dispatch: each token's row copied once per chosen expert
   kUnpermute,  // MoE combine: the experts' rows weighted by their probabilities, summed
+  kConcat,     // parts copied side by side along the last dimension (MLA's keys)
   kGradient,   // kGradient: backward kernels
 };
 
@@ -142,6 +143,8 @@ class Graph {
   std::vector<TensorId> split(const std::string& name, TensorId x,
                               const std::vector<Layout>& parts);
   TensorId expand(const std::string& name, TensorId x, Layout out);
+  // `parts` copied side by side along their last dimension into `out` (one kernel).
+  TensorId concat(const std::string& name, const std::vector<TensorId>& parts, Layout out);
   // FP8 GEMM: a and b are read as FP8 (weights through their FP8 copy, 1 byte per element),
   // the output is `out` (bf16); the op is marked fp8.
   TensorId einsum_fp8(const std::string& name, const std::string& spec, TensorId a, TensorId b,

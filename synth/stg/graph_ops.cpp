@@ -128,21 +128,26 @@ TensorId Graph::accumulate_grad(const std::string& name, TensorId dw, DType main
 
 TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v,
                           bool causal) {
-  // q [b,s,a,d], k and v [b,t,g,d]: whole sequences, heads consistently sharded.
+  // q [b,s,a,dq], k [b,t,g,dq] and v [b,t,g,dv]: whole sequences, heads consistently sharded.
+  // Queries and keys may be wider than values (MLA: dq = nope + rope, docs/mla.md).
   q = convert(q, whole(tensor(q).layout, 's'), phase_);
-  Layout kv = whole(tensor(k).layout, 't');
-  char kv_heads = kv.find('g') >= 0 ? 'g' : 'a';
-  kv.shard[static_cast<std::size_t>(kv.find(kv_heads))] = tensor(q).layout.axis_of('a');
-  kv.shard[static_cast<std::size_t>(kv.find('b'))] = tensor(q).layout.axis_of('b');
-  k = convert(k, kv, phase_);
-  v = convert(v, kv, phase_);
-  TensorId y = new_tensor(name, tensor(q).layout, tensor(q).dtype);
+  for (TensorId* x : {&k, &v}) {
+    Layout kv = whole(tensor(*x).layout, 't');
+    char kv_heads = kv.find('g') >= 0 ? 'g' : 'a';
+    kv.shard[static_cast<std::size_t>(kv.find(kv_heads))] = tensor(q).layout.axis_of('a');
+    kv.shard[static_cast<std::size_t>(kv.find('b'))] = tensor(q).layout.axis_of('b');
+    *x = convert(*x, kv, phase_);
+  }
+  Layout out = tensor(q).layout;
+  out.labels.back() = tensor(v).layout.labels.back();
+  TensorId y = new_tensor(name, out, tensor(q).dtype);
   const Layout lq = tensor(q).layout;
   double b = static_cast<double>(local_size('b', lq.axis_of('b'), sym_));
   double heads = static_cast<double>(local_size('a', lq.axis_of('a'), sym_));
   double s = static_cast<double>(sym_.size('s'));
   double t = static_cast<double>(sym_.size('t'));
-  double d = static_cast<double>(sym_.size('d'));
+  double dq = static_cast<double>(sym_.size(lq.labels.back()));
+  double dv = static_cast<double>(sym_.size(out.labels.back()));
   Op op;
   op.kind = OpKind::kAttention;
   op.name = name;
@@ -151,12 +156,26 @@ TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, Tenso
   op.phase = phase_;
   op.cls = OpClass::kAttention;
   op.causal = causal;
-  op.model_flops = 4.0 * b * heads * s * t * d;               // QK^T and PV, no causal halving
+  op.model_flops = 2.0 * b * heads * s * t * (dq + dv);       // QK^T and PV, no causal halving
   op.flops = causal ? op.model_flops / 2.0 : op.model_flops;  // the kernel skips masked blocks
   op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(t),
-             static_cast<std::int64_t>(d), static_cast<std::int64_t>(b * heads)};
+             static_cast<std::int64_t>(dq), static_cast<std::int64_t>(b * heads)};
   op.bytes = static_cast<double>(bytes_of(q) + bytes_of(k) + bytes_of(v) + bytes_of(y));
   append(std::move(op));
+  return y;
+}
+
+TensorId Graph::concat(const std::string& name, const std::vector<TensorId>& parts, Layout out) {
+  if (parts.empty()) {
+    throw base::InternalError("concat " + name + " of no parts");
+  }
+  const DType dt = tensor(parts[0]).dtype;
+  std::vector<TensorId> in;
+  for (TensorId p : parts) {
+    in.push_back(convert(p, without_partial(tensor(p).layout), phase_));
+  }
+  TensorId y = new_tensor(name, std::move(out), dt);
+  append(streaming_op(OpKind::kConcat, name, in, {y}, OpClass::kCopy, 0.0));
   return y;
 }
 
