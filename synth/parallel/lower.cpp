@@ -210,8 +210,10 @@ void Lowering::plan_memory(BlockProgram& prog) {
     }
     bool escapes = std::find(escaping.begin(), escaping.end(), s.t) != escaping.end();
     // A collective's output read only inside the block is a communication buffer; one that
-    // leaves the block is the next block's activation, freed there as one.
-    bool comm = !external && !escapes &&
+    // leaves the block is the next block's activation, freed there as one, and so is one
+    // that forward keeps for backward (the experts' dispatched rows).
+    const bool saved = from >= 0 && from < prog.n_fwd && last >= prog.n_fwd;
+    bool comm = !external && !escapes && !saved &&
                 ops_[static_cast<std::size_t>(from)].node.kind == graph::NodeKind::kCollective;
     if (!external) {
       ops_[static_cast<std::size_t>(from)].node.mem_alloc += bytes;
