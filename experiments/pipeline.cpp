@@ -68,6 +68,14 @@ Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
   o.label = make_label(s, profile);
   o.label.effects_off = effects.disabled();
   o.metrics = sim::report::compute_metrics(o.graph, o.stats, s.cluster.devices);
+  if (!o.graph.expert_loads.empty()) {  // what the imbalance costs: the balanced twin
+    synth::Scenario balanced = s;
+    balanced.model.moe.routing.kind = synth::RoutingKind::kBalanced;
+    const graph::ExecGraph twin = synth::synthesize(balanced, {.share_rank_classes = share});
+    sim::SimOptions twin_opt = opt;
+    twin_opt.record_timeline = false;
+    o.metrics.balanced_step_s = sim::simulate(twin, cluster, profile, twin_opt).step_time_s;
+  }
   return o;
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/dtype.h"
 #include "base/units.h"
+#include "graph/expert_loads.h"
 
 namespace tessera::graph {
 
@@ -113,6 +114,7 @@ struct Node {
   // Attention (kAttention): the kernel skips masked blocks. Its shape is in `gemm`: m = query
   // length, n = key length, k = head dim, batch = sequences x local heads.
   bool causal = false;
+  LoadScale load = LoadScale::kNone;  // skewed MoE routing: which per-rank factor applies
 };
 
 struct Group {
@@ -178,6 +180,7 @@ struct ExecGraph {
   std::vector<std::string> names;
   std::unordered_map<std::string, std::uint32_t> name_index;
   StepInfo info;
+  ExpertLoads expert_loads;  // skewed MoE routing; empty: every rank at its balanced load
 
   std::uint32_t intern(std::string_view name);
   [[nodiscard]] const RankGraph& graph_of(std::int32_t rank) const {

@@ -43,6 +43,11 @@ struct RankStats {
   // n ranks with payload P counts as in a ring (all-reduce 2(n-1)/n P, all-gather,
   // reduce-scatter and all-to-all (n-1)/n P, broadcast P); a pipeline send counts its payload.
   std::array<double, graph::kNumGroupKinds> sent_bytes{};
+  // Skewed MoE routing: the rank's expert rows over the balanced ones, mean and largest over
+  // its MoE layers and microbatches (1 when balanced), and the routed token copies it drops.
+  double expert_load = 1.0;
+  double expert_load_max = 1.0;
+  double dropped_tokens = 0.0;
   std::int32_t tp_index = 0;  // position in its tensor-parallel group (0 without one)
   std::int32_t dp_index = 0;  // position in its data-parallel group (0 without one)
 };
@@ -102,6 +107,7 @@ struct RunStats {
   double peak_flops = 0.0;                       // per device, for the step's dtype
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
+  bool expert_loads = false;  // skewed MoE routing: the ranks' expert_load fields are set
 };
 
 }  // namespace tessera::sim

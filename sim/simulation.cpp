@@ -107,6 +107,7 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   out.peak_flops = profile.peak_flops[static_cast<std::size_t>(options.dtype)];
   out.simulated_ranks = static_cast<std::int32_t>(instances.size());
   out.sharing_fallback = plan.fallback_reason;
+  out.expert_loads = !graph.expert_loads.empty();
   out.ranks.reserve(static_cast<std::size_t>(graph.num_ranks));
   const std::vector<exec::SentBytes> sent = exec::sent_bytes_per_class(graph);
   for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
@@ -114,6 +115,12 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
     out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
     out.ranks.back().sent_bytes =
         sent[static_cast<std::size_t>(graph.class_of_rank[static_cast<std::size_t>(r)])];
+    if (!graph.expert_loads.empty()) {
+      const auto i = static_cast<std::size_t>(r);
+      out.ranks.back().expert_load = graph.expert_loads.mean_load[i];
+      out.ranks.back().expert_load_max = graph.expert_loads.max_load[i];
+      out.ranks.back().dropped_tokens = graph.expert_loads.dropped[i];
+    }
   }
   group_positions(graph, out.ranks);
   out.spans = std::move(executor.spans());

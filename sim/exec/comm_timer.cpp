@@ -20,10 +20,15 @@ base::SimTime fixed_duration(const CommOp& op, const std::vector<InstanceState>&
   return fixed;
 }
 
-double max_bytes(const CommOp& op, const std::vector<InstanceState>& instances) {
+// The largest payload among the members (with skewed MoE routing, each member's own: the
+// all-to-all moves at the pace of the rank that sends or receives most).
+double max_bytes(const CommOp& op, const std::vector<InstanceState>& instances,
+                 const graph::ExpertLoads& loads) {
   double bytes = 0.0;
   for (const Waiter& w : op.waiters) {
-    bytes = std::max(bytes, instances[w.instance].node(w.node).bytes);
+    const InstanceState& s = instances[w.instance];
+    const graph::Node& n = s.node(w.node);
+    bytes = std::max(bytes, n.bytes * load_factor(s, loads, n));
   }
   return bytes;
 }
@@ -53,7 +58,7 @@ CommTiming CommTimer::collective(const CommOp& op,
   }
   const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
   const models::Choice choice =
-      models::tuner_choose(node.coll, n, max_bytes(op, instances),
+      models::tuner_choose(node.coll, n, max_bytes(op, instances, graph_.expert_loads),
                            paths_.candidates(match, node.coll), profile_, options_);
   t.latency = choice.latency;
   t.resources = {choice.algorithm, choice.protocol, choice.sms};
@@ -86,7 +91,8 @@ CommTiming CommTimer::p2p(const CommOp& op, const std::vector<InstanceState>& in
   const P2PPath& path = paths_.p2p(inst.spec->rank, inst.spec->peer(node.peer));
   CommTiming t;
   t.path = path.path;
-  t.bytes_per_flow = path.path == models::kNoPath ? 0.0 : max_bytes(op, instances);
+  t.bytes_per_flow =
+      path.path == models::kNoPath ? 0.0 : max_bytes(op, instances, graph_.expert_loads);
   t.latency = models::p2p_latency(profile_, path.latency);
   return t;
 }

@@ -111,7 +111,10 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
     return;
   }
   begin_node(inst, n);
-  const base::SimTime d = setup_.compute->duration(node);
+  // Skewed MoE routing: expert work at this rank's load (graph/expert_loads.h).
+  const double f = load_factor(instances_[inst], node);
+  const base::SimTime d =
+      f == 1.0 ? setup_.compute->duration(node) : setup_.compute->duration(loaded_node(node, f));
   if (setup_.interference) {
     start_kernel(inst, n, d);
     return;
@@ -293,7 +296,7 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n, int sms) {
   }
   if (node.kind == graph::NodeKind::kCompute) {
     s.busy.end_compute(now);
-    s.flops += node.flops;
+    s.flops += node.flops * load_factor(s, node);
   } else {
     s.busy.end_comm(comm_kind(s, node), now);
     if (setup_.interference && node.kind == graph::NodeKind::kCollective) {

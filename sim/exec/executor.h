@@ -71,6 +71,9 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   void finish_node(std::uint32_t inst, graph::NodeId n, int sms = 0);
   void finish_op(std::uint32_t op_id);
   [[nodiscard]] graph::GroupKind comm_kind(const InstanceState& s, const graph::Node& n) const;
+  [[nodiscard]] double load_factor(const InstanceState& s, const graph::Node& n) const {
+    return exec::load_factor(s, setup_.graph->expert_loads, n);
+  }
   void record_span(const InstanceState& s, graph::NodeId n);
   void record_memory(const InstanceState& s);
   void count_use(const CommOp& op);

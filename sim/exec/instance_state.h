@@ -3,7 +3,9 @@
 // head of each stream, memory in use and the busy-time accounting.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,5 +53,24 @@ struct InstanceState {
   }
   [[nodiscard]] const graph::Node& node(graph::NodeId n) const { return graph->nodes[n]; }
 };
+
+// Skewed MoE routing (graph/expert_loads.h): the factor instance s's node n scales by.
+inline double load_factor(const InstanceState& s, const graph::ExpertLoads& loads,
+                          const graph::Node& n) {
+  return loads.factor(n.load, s.spec->rank, n.layer, n.microbatch);
+}
+
+// Node n with its FLOPs, bytes and GEMM rows scaled by an expert load f != 1 (the grouped
+// GEMM at its experts' mean rows).
+inline graph::Node loaded_node(const graph::Node& n, double f) {
+  graph::Node out = n;
+  out.flops *= f;
+  out.bytes *= f;
+  if (out.op == graph::OpClass::kGemm) {
+    out.gemm.m = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::llround(static_cast<double>(n.gemm.m) * f)));
+  }
+  return out;
+}
 
 }  // namespace tessera::exec

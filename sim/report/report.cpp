@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "sim/report/collective_table.h"
 #include "sim/report/config_fields.h"
+#include "sim/report/expert_load.h"
 
 namespace tessera::sim::report {
 
@@ -141,6 +142,7 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
   row("idle (bubble)", m.idle_s);
   print_comm_bytes(out, m);
   print_collectives(out, r);
+  print_expert_load(out, r, m);
   print_memory(out, r, m);
   for (const std::string& note : g.info.notes) {
     fmt::print(out, "  note: {}\n", note);
@@ -207,6 +209,9 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
   if (!label.effects_off.empty()) {
     j["effects_off"] = label.effects_off;
   }
+  if (r.expert_loads) {
+    j["expert_load"] = expert_load_json(r, m);
+  }
   return j;
 }
 
@@ -229,7 +234,8 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   for (const auto& part : breakdown_parts({})) {
     out << ",peak_" << part.first << "_bytes";
   }
-  out << ",tp_index,dp_index\n";
+  out << ",tp_index,dp_index"
+      << (r.expert_loads ? ",expert_load,expert_load_max,dropped_tokens" : "") << "\n";
   for (const RankStats& k : r.ranks) {
     out << fmt::format("{},{},{:.9g},{:.9g}", k.rank, k.stage, k.end_s, k.compute_s);
     for (double e : k.exposed_comm_s) {
@@ -246,7 +252,12 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
     for (const auto& part : breakdown_parts(k.peak_breakdown)) {
       out << fmt::format(",{:.0f}", part.second);
     }
-    out << fmt::format(",{},{}\n", k.tp_index, k.dp_index);
+    out << fmt::format(",{},{}", k.tp_index, k.dp_index);
+    if (r.expert_loads) {
+      out << fmt::format(",{:.6g},{:.6g},{:.6g}", k.expert_load, k.expert_load_max,
+                         k.dropped_tokens);
+    }
+    out << "\n";
   }
 }
 

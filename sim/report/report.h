@@ -32,6 +32,8 @@ struct Metrics {
   // Mean over ranks of the bytes a rank sends per group kind (RankStats::sent_bytes).
   std::array<double, graph::kNumGroupKinds> comm_bytes{};
   bool oom = false;
+  // Skewed MoE routing: the same step's time with balanced routing (0: not simulated).
+  double balanced_step_s = 0.0;
 };
 
 Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64_t devices);

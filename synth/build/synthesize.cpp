@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "synth/build/expert_loads.h"
 #include "synth/build/stage_builder.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
@@ -415,6 +416,9 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   add_notes(s, g.info);
   g.info.config = step_config(s);
   g.info.cuda_graphs = s.training.cuda_graphs;
+  if (s.model.moe.on() && s.model.moe.routing.kind != RoutingKind::kBalanced) {
+    g.expert_loads = detail::expert_loads(s, mesh, g);
+  }
   return g;
 }
 

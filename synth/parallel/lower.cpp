@@ -146,6 +146,27 @@ void Lowering::add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_f
   }
 }
 
+// Which per-rank factor of skewed routing an op's cost takes (graph/expert_loads.h): the
+// all-to-alls over EP exchange the routed rows; an op on rows that are whole over EP (the
+// dispatched rows, or every row without EP) is expert work; the rest is the same on every
+// rank.
+graph::LoadScale load_scale(const stg::Graph& g, const stg::Op& op) {
+  const auto ep = static_cast<std::uint8_t>(Axis::kEP);
+  if (op.kind == OpKind::kCollective && op.coll == graph::CollType::kAllToAll && op.axis == ep) {
+    return graph::LoadScale::kExchange;
+  }
+  for (const auto* ids : {&op.in, &op.out}) {
+    for (TensorId t : *ids) {
+      const stg::Layout& l = g.tensor(t).layout;
+      const int r = l.find('r');
+      if (r >= 0 && l.find('x') >= 0 && l.shard[static_cast<std::size_t>(r)] != ep) {
+        return graph::LoadScale::kExpert;
+      }
+    }
+  }
+  return graph::LoadScale::kNone;
+}
+
 void Lowering::emit(OpId o, bool recompute_copy) {
   const stg::Op& op = g_.op(o);
   bool after_forward = recompute_copy || o >= b_.backward.first_op;
@@ -162,6 +183,7 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   n.op = op.cls;
   n.dtype = op.fp8 ? base::DType::kFP8 : g_.tensor(op.out[0]).dtype;  // FP8 GEMMs: the rate
   n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;
+  n.load = load_scale(g_, op);
   p.model_flops = op.model_flops;
   if (op.kind == OpKind::kCollective) {
     n.kind = graph::NodeKind::kCollective;

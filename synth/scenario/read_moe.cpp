@@ -33,12 +33,35 @@ constexpr std::array<std::string_view, 11> kMoeKeys = {"experts",
   throw base::InputError(v.loc(), what + " is not modelled yet", hint);
 }
 
-// Only balanced routing and the all-to-all dispatcher are modelled so far.
-void read_routing(const YamlNode& n) {
+// `routing: balanced`, or a seeded skew `{skew: zipf, s: 1.2, seed: 1}`; and the dispatcher
+// (only the all-to-all one is modelled so far).
+void read_routing(const YamlNode& n, Routing& r) {
   if (auto v = n.find("routing")) {
-    if (!v->is_scalar() || v->as_string() != "balanced") {
-      not_modelled(*v, "`model.moe.routing` other than `balanced` (skewed expert loads)",
-                   "routing: balanced gives every expert tokens x top_k / experts rows");
+    if (v->is_scalar()) {
+      constexpr std::array<std::string_view, 1> kKinds = {"balanced"};
+      (void)v->as_choice(kKinds);
+      r.kind = RoutingKind::kBalanced;
+    } else {
+      if (v->is_map() && v->has("file")) {
+        not_modelled(v->at("file"), "`model.moe.routing.file` (per-expert loads from a file)",
+                     "routing: {skew: zipf, s: 1.2, seed: 1} draws skewed loads");
+      }
+      v->expect_map();
+      constexpr std::array<std::string_view, 3> kKeys = {"skew", "s", "seed"};
+      v->check_keys(kKeys);
+      constexpr std::array<std::string_view, 1> kSkews = {"zipf"};
+      (void)v->at("skew").as_choice(kSkews);
+      r.kind = RoutingKind::kZipf;
+      if (auto e = v->find("s")) {
+        r.s = e->as_double();
+        if (!(r.s >= 0.0) || r.s > 16.0) {
+          e->fail(fmt::format("expected a Zipf exponent in [0, 16], got {}", e->as_string()),
+                  "0 is uniform over the experts; 1.2 a strong skew");
+        }
+      }
+      if (auto e = v->find("seed")) {
+        r.seed = static_cast<std::uint64_t>(e->as_int(0, std::int64_t{1} << 62));
+      }
     }
   }
   if (auto v = n.find("dispatcher")) {
@@ -96,7 +119,7 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     constexpr std::array<std::string_view, 2> kScores = {"softmax", "sigmoid"};
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
-  read_routing(n);
+  read_routing(n, m.routing);
 }
 
 // `model.mla` (docs/mla.md): every dimension required but q_lora_rank (absent: 0, a plain

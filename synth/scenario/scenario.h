@@ -65,6 +65,16 @@ constexpr int kNumMeshAxes = 6;
 // (DeepSeek-V3).
 enum class RouterScore : unsigned char { kSoftmax, kSigmoid };
 
+// How the tokens of each MoE layer and microbatch spread over the experts (docs/moe.md):
+// evenly, or by a Zipf law of exponent `s` over the experts in an order drawn from `seed`
+// for each layer and microbatch.
+enum class RoutingKind : unsigned char { kBalanced, kZipf };
+struct Routing {
+  RoutingKind kind = RoutingKind::kBalanced;
+  double s = 1.2;
+  std::uint64_t seed = 1;
+};
+
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
 // routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
 // the other layers keep the dense MLP of `model.ffn`.
@@ -78,6 +88,7 @@ struct MoeConfig {
   std::int64_t moe_every = 1;           // after those, an MoE layer every n-th layer
   double capacity_factor = 0.0;         // 0: dropless
   RouterScore router = RouterScore::kSoftmax;
+  Routing routing{};
 
   [[nodiscard]] bool on() const { return experts > 0; }
   // Whether decoder layer `l` (0-based) has the MoE MLP.

@@ -25,12 +25,35 @@ class Interner {
   std::map<Key, std::int32_t> ids_;
 };
 
-// What refining never changes: the graph class and the routes to and from the named peers.
+// Skewed MoE routing: ranks whose expert and exchange factors agree at every layer and
+// microbatch get one key (all ranks one key when routing is balanced).
+std::vector<std::int32_t> load_keys(const graph::ExecGraph& graph) {
+  std::vector<std::int32_t> out(static_cast<std::size_t>(graph.num_ranks), 0);
+  const graph::ExpertLoads& l = graph.expert_loads;
+  if (l.empty()) {
+    return out;
+  }
+  const auto n = static_cast<std::size_t>(l.layers) * static_cast<std::size_t>(l.microbatches);
+  std::map<std::pair<std::vector<float>, std::vector<float>>, std::int32_t> ids;
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    const auto first = static_cast<std::ptrdiff_t>(r * n);
+    const auto last = static_cast<std::ptrdiff_t>((r + 1) * n);
+    auto key =
+        std::make_pair(std::vector<float>(l.expert.begin() + first, l.expert.begin() + last),
+                       std::vector<float>(l.exchange.begin() + first, l.exchange.begin() + last));
+    out[r] = ids.try_emplace(std::move(key), static_cast<std::int32_t>(ids.size())).first->second;
+  }
+  return out;
+}
+
+// What refining never changes: the graph class, the expert loads and the routes to and from
+// the named peers.
 std::size_t split_by_peer_routes(const graph::ExecGraph& graph, RouteSignatures& sigs,
                                  const std::vector<ClassRefs>& mapped, Key& sub) {
   Interner ids;
+  const std::vector<std::int32_t> loads = load_keys(graph);
   for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
-    Key key{graph.class_of_rank[static_cast<std::size_t>(r)]};
+    Key key{graph.class_of_rank[static_cast<std::size_t>(r)], loads[static_cast<std::size_t>(r)]};
     for (std::int32_t q : mapped[static_cast<std::size_t>(r)].peers) {
       key.push_back(sigs.route(r, q));
       key.push_back(sigs.route(q, r));
