@@ -61,6 +61,8 @@ std::string_view stream_name(Stream s) {
       return "pp_recv_activation";
     case Stream::kPPRecvBwd:
       return "pp_recv_grad";
+    case Stream::kEP:
+      return "ep_comm";
   }
   return "?";
 }

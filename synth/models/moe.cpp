@@ -84,10 +84,20 @@ TensorId moe_mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   auto [probs, map] = g.route("moe.route", logits);
   const Layout rows = token_rows(s);
   TensorId routed = g.permute("moe.permute", ln, map, rows);
+  const MlpLabels shared_labels{"moe.shared", 'y', 'z', false};
+  TensorId shared = -1;
+  if (m.shared_experts > 0 && m.shared_expert_overlap) {
+    // The dispatch goes out first; the shared experts compute while it is in flight.
+    Layout dispatched = rows;
+    dispatched.shard[1] = rows.shard[3];  // the experts over ep, their rows whole
+    dispatched.shard[3] = stg::kReplicated;
+    routed = g.convert(routed, dispatched);
+    shared = mlp_branch(g, s, fp8, ln, shared_labels);
+  }
   TensorId y =
       g.unpermute("moe.unpermute", experts(g, s, fp8, routed), probs, rows, g.tensor(x).layout);
   if (m.shared_experts > 0) {
-    y = g.add("moe.shared_add", y, mlp_branch(g, s, fp8, ln, {"moe.shared", 'y', 'z', false}));
+    y = g.add("moe.shared_add", y, shared >= 0 ? shared : mlp_branch(g, s, fp8, ln, shared_labels));
   }
   return g.dropout_add("mlp.residual", y, x, s.model.dropout > 0.0);
 }

@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
 
-constexpr std::array<std::string_view, 11> kMoeKeys = {"experts",
+constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
                                                        "top_k",
                                                        "expert_ffn",
                                                        "shared_experts",
@@ -26,7 +26,8 @@ constexpr std::array<std::string_view, 11> kMoeKeys = {"experts",
                                                        "capacity_factor",
                                                        "router",
                                                        "routing",
-                                                       "dispatcher"};
+                                                       "dispatcher",
+                                                       "shared_expert_overlap"};
 
 [[noreturn]] void not_modelled(const YamlNode& v, const std::string& what,
                                const std::string& hint) {
@@ -120,6 +121,9 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
   read_routing(n, m.routing);
+  if (auto v = n.find("shared_expert_overlap")) {
+    m.shared_expert_overlap = v->as_bool();
+  }
 }
 
 // `model.mla` (docs/mla.md): every dimension required but q_lora_rank (absent: 0, a plain

@@ -89,6 +89,9 @@ struct MoeConfig {
   double capacity_factor = 0.0;         // 0: dropless
   RouterScore router = RouterScore::kSoftmax;
   Routing routing{};
+  // Megatron-Core's --moe-shared-expert-overlap (default off): the shared experts compute
+  // while the dispatch all-to-all is in flight, instead of after the combine.
+  bool shared_expert_overlap = false;
 
   [[nodiscard]] bool on() const { return experts > 0; }
   // Whether decoder layer `l` (0-based) has the MoE MLP.

@@ -117,6 +117,39 @@ TEST(MoeEp, ExpertGradientsReduceOverEdpAndShardTheOptimizer) {
             static_cast<std::int64_t>((wall - we) * (6.0 + 12.0 / 4.0) + we * 18.0));
 }
 
+// Megatron-Core's --moe-shared-expert-overlap: the dispatch all-to-all is issued before the
+// shared experts, which compute while it is in flight; without it they follow the combine.
+TEST(MoeEp, SharedExpertOverlapIssuesTheDispatchFirst) {
+  for (bool overlap : {false, true}) {
+    Scenario s = moe_scenario(1, 8, 8);
+    s.model.moe.shared_expert_overlap = overlap;
+    const models::Block b = models::make_layer(s, true, true);
+    int dispatch = -1;
+    int shared = -1;
+    int combine = -1;
+    int all_to_alls = 0;
+    for (std::size_t i = 0; i < b.graph.ops().size(); ++i) {
+      const stg::Op& op = b.graph.ops()[i];
+      if (op.phase != graph::Phase::kForward) {
+        continue;
+      }
+      if (op.coll == graph::CollType::kAllToAll && op.kind == OpKind::kCollective) {
+        (all_to_alls++ == 0 ? dispatch : combine) = static_cast<int>(i);
+      }
+      if (shared < 0 && op.name.starts_with("moe.shared.fc1")) {
+        shared = static_cast<int>(i);
+      }
+    }
+    ASSERT_EQ(all_to_alls, 2);
+    if (overlap) {
+      EXPECT_LT(dispatch, shared);
+      EXPECT_LT(shared, combine);
+    } else {
+      EXPECT_GT(shared, combine);
+    }
+  }
+}
+
 TEST(MoeEp, BadExpertParallelismNamesTheKey) {
   Scenario s = moe_scenario(2, 4);
   s.parallel.ep = 3;
