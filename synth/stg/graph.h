@@ -168,7 +168,7 @@ class Graph {
   // Combine: the experts' output y, first brought back to `rows` (the permute's layout), each
   // row weighted by `probs` and summed per token into `out` ([b, s, h], the stream's layout).
   TensorId unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
-                     const Layout& out);
+                     Layout out);
 
   // The matcher: returns `x` in layout `target`, inserting collectives (and free local
   // slices) as needed. Identity when the layouts already agree.

@@ -59,7 +59,7 @@ TensorId Graph::permute(const std::string& name, TensorId x, TensorId map, const
 }
 
 TensorId Graph::unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
-                          const Layout& out) {
+                          Layout out) {
   check_dims(out, "bsh", name);
   check_dims(rows, "nxirh", name);
   y = convert(y, rows, phase_);

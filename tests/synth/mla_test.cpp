@@ -91,6 +91,22 @@ TEST(Mla, ForwardFlopsPerTokenMatchTheClosedForm) {
   }
 }
 
+// DeepSeek-V2-Lite (no query latent, two shared experts): its layers build, and the whole
+// model on one rank is ModelConfig::parameters(), 15.71e9 (the released checkpoint: 15.7B).
+// Building its MoE layer once read a layout through a reference the graph had moved.
+TEST(Mla, DeepSeekV2LiteBuildsWholeModel) {
+  Scenario s = testing::gpt_scenario_unchecked(27, 2048, 16, 1, 1, 1);
+  s.model = *model_preset("deepseek-v2-lite");
+  s.training.seq_len = 4096;
+  s.training.precision = base::DType::kBF16;
+  s.training.attention = AttentionKernel::kFlash;
+  check_or_throw(s);
+  const StepPrograms p = build_programs(s);
+  EXPECT_DOUBLE_EQ(p.embed.params + p.head.params + p.sum_layers(&parallel::BlockProgram::params),
+                   s.model.parameters());
+  EXPECT_NEAR(s.model.parameters(), 15.71e9, 0.01e9);
+}
+
 // DeepSeek-V3 at s = 4096 (formulas_moe_cp_zero.md §1.1, from Megatron's
 // num_floating_point_operations): 249.81e9 FLOPs per token, forward and backward, with the core
 // at its causal half and without the router. Ours counts the core whole (+30.70e9) and the
