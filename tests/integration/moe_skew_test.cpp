@@ -113,3 +113,26 @@ TEST(MoeSkew, SharingRanksOfEqualLoadsGivesThePerRankResult) {
 
 }  // namespace
 }  // namespace tessera::integration
+
+namespace tessera::integration {
+namespace {
+
+// §1.3 at the network: with balanced routing each rank sends (ep-1)/ep of its T_r·k rows in
+// each of the four all-to-alls of an MoE layer and microbatch (dispatch and combine, forward
+// and backward): per step 4·L_stage·m·(ep-1)/ep·T_r·k·h·B bytes over EP.
+TEST(MoeSkew, AllToAllBytesLeavingARankMatchTheClosedForm) {
+  synth::Scenario s = skewed(0.0, 1);
+  s.model.moe.routing.kind = synth::RoutingKind::kBalanced;
+  const Outcome o = run(s, true);
+  const double rows = 2.0 * 128.0 / 2.0 * 2.0;  // T_r·k: micro_batch·s/tp tokens, top-2
+  const double layers = 2.0;                    // per stage
+  const double m = static_cast<double>(s.microbatches());
+  const double expect = 4.0 * layers * m * 0.75 * rows * 256.0 * 2.0;
+  for (const sim::RankStats& k : o.stats.ranks) {
+    EXPECT_DOUBLE_EQ(k.sent_bytes[static_cast<std::size_t>(graph::GroupKind::kEP)], expect)
+        << "rank " << k.rank;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::integration

@@ -91,6 +91,24 @@ TEST(Mla, ForwardFlopsPerTokenMatchTheClosedForm) {
   }
 }
 
+// §2, activation memory: per token and layer, bf16, flash, no TP, the latent attention keeps
+// 5h + 4d'_c + 4d_c + 4n(d_qk + d_r) + 4n·d_v bytes and MHA 5h + 4q + 4kv (FlagScale's
+// estimator): the same MLP around either, the difference is the attention's, plus the RoPE
+// key (2·d_r), which stays with the latent as Megatron's torch.split view does.
+TEST(Mla, SavedActivationsMatchTheClosedForm) {
+  Scenario s = mla_scenario(1, 96);
+  Scenario mha = s;
+  mha.model.mla = {};
+  check_or_throw(mha);
+  const double h = 256.0, n = 8.0;
+  const double mla_form = 5.0 * h + 4.0 * 96.0 + 4.0 * 64.0 + 4.0 * n * 64.0 + 4.0 * n * 32.0;
+  const double mha_form = 5.0 * h + 4.0 * h + 4.0 * h;
+  const double tokens = 512.0;
+  EXPECT_DOUBLE_EQ(
+      (build_programs(s).layer.saved_bytes - build_programs(mha).layer.saved_bytes) / tokens,
+      mla_form - mha_form + 2.0 * 16.0);
+}
+
 // DeepSeek-V2-Lite (no query latent, two shared experts): its layers build, and the whole
 // model on one rank is ModelConfig::parameters(), 15.71e9 (the released checkpoint: 15.7B).
 // Building its MoE layer once read a layout through a reference the graph had moved.
