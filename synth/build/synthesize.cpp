@@ -89,7 +89,8 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
   return ids;
 }
 
-void make_groups(ExecGraph& g, Context& c) {
+// Every rank's group along each mesh axis (the expert axes' with MoE layers only).
+void make_axis_groups(ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
   std::array<std::int32_t, stg::kNumAxes> none{};
   none.fill(-1);
@@ -118,6 +119,11 @@ void make_groups(ExecGraph& g, Context& c) {
       g.groups.push_back(std::move(grp));
     }
   }
+}
+
+void make_groups(ExecGraph& g, Context& c) {
+  const auto& mesh = c.mesh;
+  make_axis_groups(g, c);
   c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   const std::int64_t pp = mesh.axis_size(Axis::kPP);
   if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {
@@ -135,7 +141,10 @@ void make_groups(ExecGraph& g, Context& c) {
     }
   }
   c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
-  if (!c.s.model.tied_embeddings || models::embedding_and_head_share_a_rank(c.s)) {
+  // A tied output layer, or multi-token prediction's embedding, on another stage than the
+  // input embedding: a copy there, whose gradient joins the embedding's.
+  const bool copy = c.s.model.tied_embeddings || c.s.model.mtp_depth > 0;
+  if (!copy || models::embedding_and_head_share_a_rank(c.s)) {
     return;
   }
   const std::int64_t first = models::first_llm_stage(c.s);

@@ -36,6 +36,17 @@ struct MlpLabels {
 stg::TensorId mlp_branch(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId ln,
                          const MlpLabels& m);
 
+// A decoder layer's attention (MHA/GQA, or latent attention with model.mla) and dense MLP,
+// each with its norm and residual on the stream x.
+stg::TensorId attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+stg::TensorId mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+
+// DeepSeek-V3's multi-token prediction modules (model.mtp_depth) after the main head, on the
+// last decoder layer's output x, sharing the output layer's weight; returns their embedding
+// table (mtp.cpp).
+stg::TensorId add_mtp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x,
+                      stg::TensorId lm_head);
+
 // DeepSeek's multi-head latent attention with its norm and residual on the stream x
 // (docs/mla.md).
 stg::TensorId mla_attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);

@@ -57,6 +57,7 @@ stg::SymbolTable symbols_of(const Scenario& s) {
     sym.bind('V', a.v_head_dim);
     sym.bind('W', a.qk_nope_head_dim + a.v_head_dim);
   }
+  sym.bind('H', 2 * m.hidden);  // multi-token prediction: [hidden; embedding]
   sym.set_axis(Axis::kTP, s.parallel.tp);
   sym.set_axis(Axis::kDP, s.parallel.dp);
   sym.set_axis(Axis::kPP, s.parallel.pp);
@@ -155,6 +156,8 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
   return ctx;
 }
 
+}  // namespace
+
 TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   if (s.model.mla.on()) {
     return mla_attention(g, s, fp8, x);
@@ -182,6 +185,8 @@ TensorId mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   TensorId h2 = mlp_branch(g, s, fp8, ln, {"mlp", 'f', 'e', true});
   return with_fused_bias(g, s, g.dropout_add("mlp.residual", h2, x, s.model.dropout > 0.0));
 }
+
+namespace {
 
 // A layer's biases on one rank: QKV's (sharded), the attention output's, the norms' shifts,
 // and a dense MLP's fc1 (sharded) and fc2; MoE MLPs have none (docs/moe.md).
@@ -221,12 +226,17 @@ Block make_head(const Scenario& s) {
   TensorId w = g.weight("lm_head.weight", sharded("vh", 'v', Axis::kTP), s.training.precision);
   TensorId logits = g.einsum("lm_head", "bsh,vh->bsv", xn, w);
   g.loss("loss", logits, 'v', s.training.cross_entropy_fusion);
+  // Multi-token prediction (docs/moe.md): its modules follow the main head on the last stage,
+  // sharing its output layer; its embedding table is the input embedding's, or a copy.
+  const TensorId mtp_table = s.model.mtp_depth > 0 ? add_mtp(g, s, fp8_plan(s), x, w) : -1;
   b.inputs = {x};
   b.params = weight_params(g);
+  b.expert_params = weight_params(g, true);
   // A tied output layer reuses the input embedding's table; across pipeline stages Megatron
   // keeps a copy (with its own gradient and optimizer state) on the last stage instead.
-  if (s.model.tied_embeddings && embedding_and_head_share_a_rank(s)) {
-    b.params -= static_cast<double>(g.elements_of(w));
+  if (embedding_and_head_share_a_rank(s)) {
+    b.params -= s.model.tied_embeddings ? static_cast<double>(g.elements_of(w)) : 0.0;
+    b.params -= mtp_table >= 0 ? static_cast<double>(g.elements_of(mtp_table)) : 0.0;
   }
   finish_block(b, s, true);
   return b;

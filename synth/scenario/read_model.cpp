@@ -14,9 +14,10 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 15> kModelKeys = {
-    "preset",     "layers", "hidden",          "heads",   "kv_heads", "head_dim", "ffn", "vocab",
-    "activation", "norm",   "tied_embeddings", "dropout", "bias",     "moe",      "mla"};
+constexpr std::array<std::string_view, 16> kModelKeys = {
+    "preset", "layers", "hidden",     "heads",    "kv_heads",        "head_dim",
+    "ffn",    "vocab",  "activation", "norm",     "tied_embeddings", "dropout",
+    "bias",   "moe",    "mla",        "mtp_depth"};
 
 // "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
 std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
@@ -129,6 +130,15 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   }
   if (auto v = n.find("mla")) {
     read_mla(*v, m.mla);
+  }
+  if (auto v = n.find("mtp_depth")) {
+    m.mtp_depth = v->as_int(0, 16);
+    if (m.mtp_depth > 1) {
+      throw base::InputError(v->loc(),
+                             "`model.mtp_depth` above 1 (chained prediction modules) is not "
+                             "modelled yet",
+                             "DeepSeek-V3 trains with one module: mtp_depth: 1");
+    }
   }
 }
 

@@ -40,6 +40,10 @@ double ModelConfig::parameters() const {
   for (std::int64_t l = 0; l < layers; ++l) {
     all_layers += moe.is_moe_layer(l) ? sparse : dense;
   }
+  // Each multi-token prediction module: two norms and the 2h -> h projection, a decoder layer
+  // (MoE in an MoE model) and its final norm; it shares the embedding and the output layer.
+  all_layers +=
+      static_cast<double>(mtp_depth) * (2.0 * h + 2.0 * h * h + (moe.on() ? sparse : dense) + h);
   double embed = static_cast<double>(vocab) * h;
   return all_layers + embed * (tied_embeddings ? 1.0 : 2.0) + h;
 }

@@ -136,6 +136,8 @@ struct ModelConfig {
   bool causal = true;    // causal attention mask (decoders); false: bidirectional (encoders)
   MoeConfig moe;
   MlaConfig mla;
+  // DeepSeek-V3's multi-token prediction modules after the main head (docs/moe.md); 0: none.
+  std::int64_t mtp_depth = 0;
 
   [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   [[nodiscard]] double parameters() const;  // total trainable parameters

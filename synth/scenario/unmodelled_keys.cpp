@@ -24,11 +24,10 @@ constexpr std::string_view kEpOverlapHint =
     "model.moe.shared_expert_overlap computes the shared experts while the dispatch is in "
     "flight";
 
-constexpr std::array<Unmodelled, 5> kUnmodelled = {{
+constexpr std::array<Unmodelled, 4> kUnmodelled = {{
     {"parallelism", "ep_comm_overlap", "",
      "Megatron-Core's overlap of one microbatch's all-to-alls with another's compute",
      kEpOverlapHint},
-    {"model", "mtp_depth", "", "multi-token prediction", ""},
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},

@@ -160,6 +160,11 @@ inline std::vector<Case> cases() {
   moe_etp.parallel.ep = 2;
   moe_etp.parallel.etp = 2;
   out.push_back({"moe_two_node_ep2_etp2_distopt", moe_etp});
+  // Multi-token prediction on the last of two stages: its embedding copy's gradient joins the
+  // first stage's over the embedding group.
+  synth::Scenario mtp = moe;
+  mtp.model.mtp_depth = 1;
+  out.push_back({"moe_mtp_pp2", mtp});
   for (const Case& c : out) {
     synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
   }

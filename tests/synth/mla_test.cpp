@@ -132,6 +132,7 @@ TEST(Mla, DeepSeekV2LiteBuildsWholeModel) {
 TEST(Mla, DeepSeekV3MatchesMegatronsCounts) {
   Scenario s = testing::gpt_scenario_unchecked(61, 7168, 128, 1, 1, 1);
   s.model = *model_preset("deepseek-v3");
+  s.model.mtp_depth = 0;  // the closed form's "no MTP"
   s.training.seq_len = 4096;
   s.training.precision = base::DType::kBF16;
   s.training.attention = AttentionKernel::kFlash;
@@ -143,6 +144,41 @@ TEST(Mla, DeepSeekV3MatchesMegatronsCounts) {
                            4096.0;
   const double router = 6.0 * 7168.0 * 256.0 * 58.0;
   EXPECT_NEAR(per_token, 249.81e9 + 30.70e9 + router, 0.02e9);
+}
+
+}  // namespace
+}  // namespace tessera::synth
+
+namespace tessera::synth {
+namespace {
+
+// Multi-token prediction (DeepSeek-V3 §2.2; Megatron's num_floating_point_operations counts
+// its layer and the logits again, 6h·V per token): one module adds an MoE layer, the 2h -> h
+// projection and a second pass through the output layer, per token 6(2h² + hV) FLOPs beside
+// the layer's; its parameters are the layer's, the projection's and three norms'.
+TEST(Mla, DeepSeekV3MultiTokenPredictionAddsALayerAndTheLogits) {
+  Scenario s = testing::gpt_scenario_unchecked(61, 7168, 128, 1, 1, 1);
+  s.model = *model_preset("deepseek-v3");
+  ASSERT_EQ(s.model.mtp_depth, 1);
+  s.training.seq_len = 4096;
+  s.training.precision = base::DType::kBF16;
+  s.training.attention = AttentionKernel::kFlash;
+  check_or_throw(s);
+  Scenario none = s;
+  none.model.mtp_depth = 0;
+  const StepPrograms with = build_programs(s);
+  const StepPrograms without = build_programs(none);
+  const double h = 7168.0;
+  const double v = static_cast<double>(models::padded_vocab(s));
+  const double tokens = 4096.0;
+  EXPECT_NEAR(
+      (with.head.model_flops - without.head.model_flops - with.moe_layer->model_flops) / tokens,
+      6.0 * (2.0 * h * h + h * v), 1e-6 * h * v);
+  EXPECT_DOUBLE_EQ(s.model.parameters() - none.model.parameters(),
+                   with.moe_layer->params + 2.0 * h * h + 3.0 * h);
+  // On one rank the embedding is shared: the head gains exactly the module's parameters.
+  EXPECT_DOUBLE_EQ(with.head.params - without.head.params,
+                   with.moe_layer->params + 2.0 * h * h + 3.0 * h);
 }
 
 }  // namespace
