@@ -34,7 +34,8 @@ struct Blocks {
   std::optional<Block> moe_layer;  // a decoder layer with the MoE MLP (model.moe)
 };
 
-// Symbol sizes of a scenario: b s t h a g d q f e v c, and the mesh axes.
+// Symbol sizes of a scenario (symbols.cpp): b s t h a g d q f e v c; with model.moe x n i r u
+// w y z, with model.mla C L R D P K V W, H (2h, multi-token prediction); and the mesh axes.
 stg::SymbolTable symbols_of(const Scenario& s);
 
 // The residual-stream layout between layers: batch over dp, sequence over tp when SP is on.
