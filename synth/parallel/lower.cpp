@@ -188,10 +188,9 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   if (op.kind == OpKind::kCollective) {
     n.kind = graph::NodeKind::kCollective;
     n.coll = op.coll;
-    n.stream =
-        op.axis == static_cast<std::uint8_t>(Axis::kDP)   ? graph::Stream::kDP
-        : op.axis == static_cast<std::uint8_t>(Axis::kEP) ? graph::Stream::kEP
-                                                          : graph::Stream::kTP;
+    n.stream = op.axis == static_cast<std::uint8_t>(Axis::kDP)   ? graph::Stream::kDP
+               : op.axis == static_cast<std::uint8_t>(Axis::kEP) ? graph::Stream::kEP
+                                                                 : graph::Stream::kTP;
     p.axis = op.axis;
   } else if (op.kind == OpKind::kSplit) {
     n.fixed_duration = 0;  // gradients of views land in one buffer: no kernel
