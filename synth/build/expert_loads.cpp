@@ -24,10 +24,22 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The experts' shares of one layer and microbatch: Zipf weights 1/j^s (j = 1..E) dealt to the
-// experts in a seeded order (Fisher-Yates on std::mt19937_64, whose output the standard fixes).
+// The experts' shares of one layer and microbatch: a loads file's line for the layer, or Zipf
+// weights 1/j^s (j = 1..E) dealt to the experts in a seeded order (Fisher-Yates on
+// std::mt19937_64, whose output the standard fixes).
 std::vector<double> popularity(const Routing& r, std::int64_t experts, std::int64_t layer,
                                std::int64_t mb) {
+  if (r.kind == RoutingKind::kFile) {  // the file's line for this MoE layer, cycled
+    std::vector<double> w = r.weights[static_cast<std::size_t>(layer) % r.weights.size()];
+    double sum = 0.0;
+    for (double x : w) {
+      sum += x;
+    }
+    for (double& x : w) {
+      x /= sum;
+    }
+    return w;
+  }
   std::vector<double> w(static_cast<std::size_t>(experts));
   double sum = 0.0;
   for (std::size_t j = 0; j < w.size(); ++j) {
@@ -51,7 +63,10 @@ struct LayerLoad {
   double dropped = 0.0;          // token copies one source rank drops
 };
 
-LayerLoad layer_load(const Scenario& s, std::int64_t layer, std::int64_t mb) {
+// `layer`: the decoder layer (the Zipf order's seed); `moe_index`: its place among the MoE
+// layers (a loads file's line).
+LayerLoad layer_load(const Scenario& s, std::int64_t layer, std::int64_t moe_index,
+                     std::int64_t mb) {
   const MoeConfig& m = s.model.moe;
   const std::int64_t ep = s.parallel.ep;
   const double routed =
@@ -59,7 +74,8 @@ LayerLoad layer_load(const Scenario& s, std::int64_t layer, std::int64_t mb) {
   const double cap = m.capacity_factor > 0.0
                          ? std::ceil(routed * m.capacity_factor / static_cast<double>(m.experts))
                          : std::numeric_limits<double>::infinity();
-  const std::vector<double> p = popularity(m.routing, m.experts, layer, mb);
+  const std::vector<double> p = popularity(
+      m.routing, m.experts, m.routing.kind == RoutingKind::kFile ? moe_index : layer, mb);
   LayerLoad out;
   double sent = 0.0;
   std::vector<double> rows(p.size());
@@ -102,11 +118,16 @@ graph::ExpertLoads expert_loads(const Scenario& s, const parallel::Mesh& mesh,
   const auto per_rank =
       static_cast<std::size_t>(out.layers) * static_cast<std::size_t>(out.microbatches);
   std::vector<LayerLoad> table(per_rank);
+  std::int64_t moe_index = 0;
   for (std::int32_t l = 0; l < out.layers; ++l) {
-    for (std::int32_t mb = 0; mb < out.microbatches && s.model.moe.is_moe_layer(l); ++mb) {
-      table[static_cast<std::size_t>(l) * static_cast<std::size_t>(out.microbatches) +
-            static_cast<std::size_t>(mb)] = layer_load(s, l, mb);
+    if (!s.model.moe.is_moe_layer(l)) {
+      continue;
     }
+    for (std::int32_t mb = 0; mb < out.microbatches; ++mb) {
+      table[static_cast<std::size_t>(l) * static_cast<std::size_t>(out.microbatches) +
+            static_cast<std::size_t>(mb)] = layer_load(s, l, moe_index, mb);
+    }
+    ++moe_index;
   }
   out.expert.assign(per_rank * static_cast<std::size_t>(out.ranks), 1.0F);
   out.exchange = out.expert;

@@ -5,6 +5,12 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
 
 #include "synth/scenario/readers.h"
 
@@ -34,9 +40,60 @@ constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
   throw base::InputError(v.loc(), what + " is not modelled yet", hint);
 }
 
-// `routing: balanced`, or a seeded skew `{skew: zipf, s: 1.2, seed: 1}`; and the dispatcher
+// A loads file (docs/moe.md): per MoE layer, in order and cycled, one line of `experts`
+// non-negative comma-separated weights, the relative rows each expert gets; `#` comments.
+std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std::string& file,
+                                                   std::int64_t experts) {
+  const std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
+    in.open(path);
+  }
+  if (!in.is_open()) {
+    at.fail(fmt::format("cannot read the expert loads file '{}' (expected a regular file)",
+                        path.string()));
+  }
+  std::vector<std::vector<double>> out;
+  std::string line;
+  for (int no = 1; std::getline(in, line) && out.size() < 1u << 16; ++no) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    std::vector<double> w;
+    std::istringstream fields(line);
+    std::string cell;
+    double sum = 0.0;
+    bool ok = true;
+    while (ok && std::getline(fields, cell, ',')) {
+      char* end = nullptr;
+      const double x = std::strtod(cell.c_str(), &end);
+      ok = end != cell.c_str() &&
+           std::string_view(end).find_first_not_of(" \t\r") == std::string_view::npos;
+      ok = ok && std::isfinite(x) && x >= 0.0;
+      w.push_back(x);
+      sum += ok ? x : 0.0;
+    }
+    if (!ok || static_cast<std::int64_t>(w.size()) != experts || !(sum > 0.0)) {
+      throw base::InputError(
+          base::SourceLoc{path.string(), no, 1},
+          fmt::format("expected {} non-negative comma-separated expert weights, not all zero "
+                      "(one line per MoE layer), got '{}'",
+                      experts, line));
+    }
+    out.push_back(std::move(w));
+  }
+  if (out.empty()) {
+    at.fail(fmt::format("the expert loads file '{}' lists no layer", path.string()));
+  }
+  return out;
+}
+
+// `routing: balanced`, a seeded skew `{skew: zipf, s: 1.2, seed: 1}`, or `{file: loads.csv}`;
+// and the dispatcher
 // (only the all-to-all one is modelled so far).
-void read_routing(const YamlNode& n, Routing& r) {
+void read_routing(const YamlNode& n, Routing& r, std::int64_t experts) {
   if (auto v = n.find("routing")) {
     if (v->is_scalar()) {
       constexpr std::array<std::string_view, 1> kKinds = {"balanced"};
@@ -44,8 +101,12 @@ void read_routing(const YamlNode& n, Routing& r) {
       r.kind = RoutingKind::kBalanced;
     } else {
       if (v->is_map() && v->has("file")) {
-        not_modelled(v->at("file"), "`model.moe.routing.file` (per-expert loads from a file)",
-                     "routing: {skew: zipf, s: 1.2, seed: 1} draws skewed loads");
+        constexpr std::array<std::string_view, 1> kFileKeys = {"file"};
+        v->check_keys(kFileKeys);
+        r.kind = RoutingKind::kFile;
+        r.file = v->at("file").as_string();
+        r.weights = read_expert_loads(v->at("file"), r.file, experts);
+        return;
       }
       v->expect_map();
       constexpr std::array<std::string_view, 3> kKeys = {"skew", "s", "seed"};
@@ -120,7 +181,7 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     constexpr std::array<std::string_view, 2> kScores = {"softmax", "sigmoid"};
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
-  read_routing(n, m.routing);
+  read_routing(n, m.routing, m.experts);
   if (auto v = n.find("shared_expert_overlap")) {
     m.shared_expert_overlap = v->as_bool();
   }

@@ -82,7 +82,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& 
   if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
     in.open(path);
   }
-  if (!in) {
+  if (!in.is_open()) {
     at.fail(
         fmt::format("cannot read the samples file '{}' (expected a regular file)", path.string()));
   }

@@ -66,13 +66,16 @@ constexpr int kNumMeshAxes = 6;
 enum class RouterScore : unsigned char { kSoftmax, kSigmoid };
 
 // How the tokens of each MoE layer and microbatch spread over the experts (docs/moe.md):
-// evenly, or by a Zipf law of exponent `s` over the experts in an order drawn from `seed`
-// for each layer and microbatch.
-enum class RoutingKind : unsigned char { kBalanced, kZipf };
+// evenly, by a Zipf law of exponent `s` over the experts in an order drawn from `seed` for
+// each layer and microbatch, or by the relative loads of a file (one line of per-expert
+// weights per MoE layer, cycled).
+enum class RoutingKind : unsigned char { kBalanced, kZipf, kFile };
 struct Routing {
   RoutingKind kind = RoutingKind::kBalanced;
   double s = 1.2;
   std::uint64_t seed = 1;
+  std::string file;                          // kFile: as written in the scenario
+  std::vector<std::vector<double>> weights;  // kFile: per line, one weight per expert
 };
 
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`

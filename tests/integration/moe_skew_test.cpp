@@ -20,7 +20,9 @@ synth::Scenario skewed(double s, std::uint64_t seed) {
   sc.model.layers = 4;
   sc.parallel.sp = true;
   sc.model.moe = {.experts = 8, .top_k = 2, .expert_ffn = 256};
-  sc.model.moe.routing = {synth::RoutingKind::kZipf, s, seed};
+  sc.model.moe.routing.kind = synth::RoutingKind::kZipf;
+  sc.model.moe.routing.s = s;
+  sc.model.moe.routing.seed = seed;
   sc.parallel.ep = 4;
   synth::check_or_throw(sc);
   return sc;
@@ -131,6 +133,31 @@ TEST(MoeSkew, AllToAllBytesLeavingARankMatchTheClosedForm) {
   for (const sim::RankStats& k : o.stats.ranks) {
     EXPECT_DOUBLE_EQ(k.sent_bytes[static_cast<std::size_t>(graph::GroupKind::kEP)], expect)
         << "rank " << k.rank;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::integration
+
+namespace tessera::integration {
+namespace {
+
+// A loads file's line per MoE layer: with weights 5,1,1,1,1,1,1,1 over 8 experts on EP 4
+// (two experts a rank), the first EP rank gets (5+1)/12 of the rows where balanced gives it
+// 1/4: its expert factor is 2, the others' 2/3; the lines repeat over the layers.
+TEST(MoeSkew, ALoadsFileSetsEachRanksShare) {
+  synth::Scenario s = skewed(0.0, 1);
+  s.model.moe.routing.kind = synth::RoutingKind::kFile;
+  s.model.moe.routing.weights = {{5, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}};
+  const graph::ExpertLoads l = synth::synthesize(s).expert_loads;
+  const synth::parallel::Mesh mesh(s.parallel);
+  const std::vector<std::int32_t> first = mesh.group(0, synth::Axis::kEP);   // layers 0, 1
+  const std::vector<std::int32_t> second = mesh.group(4, synth::Axis::kEP);  // layers 2, 3
+  for (std::int32_t mb = 0; mb < l.microbatches; ++mb) {
+    EXPECT_NEAR(l.factor(graph::LoadScale::kExpert, first[0], 0, mb), 2.0, 1e-6);
+    EXPECT_NEAR(l.factor(graph::LoadScale::kExpert, first[1], 0, mb), 2.0 / 3.0, 1e-6);
+    EXPECT_NEAR(l.factor(graph::LoadScale::kExpert, first[0], 1, mb), 1.0, 1e-6);
+    EXPECT_NEAR(l.factor(graph::LoadScale::kExpert, second[0], 2, mb), 2.0, 1e-6);
   }
 }
 
