@@ -7,8 +7,6 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -44,22 +42,11 @@ constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
 // non-negative comma-separated weights, the relative rows each expert gets; `#` comments.
 std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std::string& file,
                                                    std::int64_t experts) {
-  const std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
-    in.open(path);
-  }
-  if (!in.is_open()) {
-    at.fail(fmt::format("cannot read the expert loads file '{}' (expected a regular file)",
-                        path.string()));
-  }
+  const DataFile data = read_data_file(at, file, "expert loads file");
   std::vector<std::vector<double>> out;
-  std::string line;
-  for (int no = 1; std::getline(in, line) && out.size() < 1u << 16; ++no) {
-    line = line.substr(0, line.find('#'));
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      continue;
+  for (const auto& [no, line] : data.lines) {
+    if (out.size() >= std::size_t{1} << 16) {
+      break;
     }
     std::vector<double> w;
     std::istringstream fields(line);
@@ -77,7 +64,7 @@ std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std
     }
     if (!ok || static_cast<std::int64_t>(w.size()) != experts || !(sum > 0.0)) {
       throw base::InputError(
-          base::SourceLoc{path.string(), no, 1},
+          base::SourceLoc{data.path, no, 1},
           fmt::format("expected {} non-negative comma-separated expert weights, not all zero "
                       "(one line per MoE layer), got '{}'",
                       experts, line));
@@ -85,7 +72,7 @@ std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std
     out.push_back(std::move(w));
   }
   if (out.empty()) {
-    at.fail(fmt::format("the expert loads file '{}' lists no layer", path.string()));
+    at.fail(fmt::format("the expert loads file '{}' lists no layer", data.path));
   }
   return out;
 }

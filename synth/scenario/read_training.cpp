@@ -76,23 +76,10 @@ IntRange read_range(const YamlNode& n, std::int64_t min, std::int64_t max) {
 // "images,tokens_per_image" per line; '#' starts a comment.
 std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& at,
                                                                 const std::string& file) {
-  std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / file;
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) {  // not a FIFO or /dev/zero: no endless read
-    in.open(path);
-  }
-  if (!in.is_open()) {
-    at.fail(
-        fmt::format("cannot read the samples file '{}' (expected a regular file)", path.string()));
-  }
+  const DataFile data = read_data_file(at, file, "samples file");
+  const std::string& path = data.path;
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  std::string line;
-  for (int no = 1; std::getline(in, line); ++no) {
-    line = line.substr(0, line.find('#'));
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      continue;
-    }
+  for (const auto& [no, line] : data.lines) {
     long long images = -1;
     long long tokens = -1;
     char comma = 0;
@@ -105,7 +92,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& 
     }
     if (comma != ',' || images < 0 || tokens < 1 || !rest.empty() || images > 1024 ||
         tokens > (1 << 20)) {
-      throw base::InputError(base::SourceLoc{path.string(), no, 1},
+      throw base::InputError(base::SourceLoc{path, no, 1},
                              "expected 'images,tokens_per_image' (0 <= images <= 1024, "
                              "1 <= tokens_per_image <= 1048576), got '" +
                                  line + "'");
@@ -113,7 +100,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& 
     out.emplace_back(images, tokens);
   }
   if (out.empty()) {
-    at.fail(fmt::format("the samples file '{}' lists no samples", path.string()));
+    at.fail(fmt::format("the samples file '{}' lists no samples", path));
   }
   return out;
 }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/yaml_reader.h"
 #include "synth/scenario/scenario.h"
@@ -34,5 +36,18 @@ ScheduleConfig read_schedule(const base::YamlNode& n);
 void read_cluster(const base::YamlNode& n, ClusterConfig& c);
 // The profile file a `hardware:` scalar names (a shipped name, or a path beside the scenario).
 std::string hardware_file(const base::YamlNode& hw);
+
+// A data file named at `at`, relative to the scenario's folder: its non-blank lines with
+// their numbers, `#` comments cut (data_file.cpp). `what` names it in the error for a file
+// that cannot be read ("samples file").
+struct DataFile {
+  std::string path;
+  struct Line {
+    int no;
+    std::string text;
+  };
+  std::vector<Line> lines;
+};
+DataFile read_data_file(const base::YamlNode& at, const std::string& file, std::string_view what);
 
 }  // namespace tessera::synth::reader

@@ -46,13 +46,7 @@ TensorId Graph::permute(const std::string& name, TensorId x, TensorId map, const
   x = convert(x, in, phase_);
   TensorId y = new_tensor(name, rows, tensor(x).dtype);
   // A row gather: reads each routed copy of a token's row and writes it, reads the map.
-  Op op;
-  op.kind = OpKind::kPermute;
-  op.name = name;
-  op.in = {x, map};
-  op.out = {y};
-  op.phase = phase_;
-  op.cls = OpClass::kCopy;
+  Op op = streaming_op(OpKind::kPermute, name, {x, map}, {y}, OpClass::kCopy, 0.0);
   op.bytes = static_cast<double>(2 * bytes_of(y) + bytes_of(map));
   append(std::move(op));
   return y;
