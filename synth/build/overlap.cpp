@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // StageBuilder's overlap of communication as the frameworks schedule it (docs/overlap.md):
 // blocking pipeline send/recv (the next compute waits for the sends) and the distributed
-// optimizer's parameter all-gather overlapping the next step's forward.
+// optimizer's parameter all-gather overlapping the next step's forward, and paired tasks'
+// expert-parallel all-to-alls.
 #include <algorithm>
 
 #include "synth/build/stage_builder.h"
@@ -18,6 +19,20 @@ bool overlaps_p2p(const Scenario& s) {
   const ScheduleKind k = s.schedule.kind;
   return k == ScheduleKind::kInterleaved || k == ScheduleKind::kDualPipe ||
          k == ScheduleKind::kDualPipeV;
+}
+
+// A paired forward and backward (combined 1F1B, DualPipe's F&B) with expert-parallel
+// all-to-alls to overlap: built one after the other; build() re-issues them interleaved
+// (pair_interleave.h) once every node of the step exists.
+void StageBuilder::run_pair(const schedule::Task& fwd, const schedule::Task& bwd) {
+  wait_sends();
+  TaskPair p;
+  p.lo = static_cast<NodeId>(g_.size());
+  run_task(fwd);
+  p.mid = static_cast<NodeId>(g_.size());
+  run_task(bwd);
+  p.hi = static_cast<NodeId>(g_.size());
+  pairs_.push_back(p);
 }
 
 void StageBuilder::hold_send(NodeId send) {

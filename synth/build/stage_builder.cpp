@@ -381,8 +381,14 @@ RankGraph StageBuilder::build() {
   if (s.schedule.encoder == EncoderPlacement::kTranspose) {
     run_transposed();
   } else {
-    for (const schedule::Task& t : schedule::stage_order(s.schedule, stages_, stage_, m)) {
-      run_body_task(t);
+    const std::vector<schedule::Task> order = schedule::stage_order(s.schedule, stages_, stage_, m);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].paired && s.overlaps_ep_comm() && i + 1 < order.size()) {
+        run_pair(order[i], order[i + 1]);
+        ++i;
+      } else {
+        run_body_task(order[i]);
+      }
     }
   }
   if (enc_ != nullptr) {
@@ -393,12 +399,17 @@ RankGraph StageBuilder::build() {
   }
   gradient_reduction(params);
   account_static_memory(params);
+  interleave_pairs(g_, pairs_);
   g_.stage = stage_;
   return std::move(g_);
 }
 
 void StageBuilder::run_body_task(const schedule::Task& t) {
   wait_sends();
+  run_task(t);
+}
+
+void StageBuilder::run_task(const schedule::Task& t) {
   switch (t.kind) {
     case schedule::Task::kForward:
       forward(t.microbatch, t.chunk);

@@ -18,6 +18,7 @@
 
 #include "graph/exec_graph.h"
 #include "synth/build/optimizer_step.h"
+#include "synth/build/pair_interleave.h"
 #include "synth/build/synthesize.h"
 #include "synth/models/fp8.h"
 #include "synth/parallel/block_program.h"
@@ -167,6 +168,10 @@ class StageBuilder {
                        const std::vector<NodeId>& deps, std::uint32_t name, graph::Phase phase);
   void run_transposed();
   void run_body_task(const schedule::Task& t);
+  void run_task(const schedule::Task& t);
+  // A paired forward and backward whose all-to-alls overlap (Scenario::overlaps_ep_comm):
+  // built one after the other, re-issued interleaved when the step is complete.
+  void run_pair(const schedule::Task& fwd, const schedule::Task& bwd);
   [[nodiscard]] bool holds_encoder_grads() const;
   [[nodiscard]] bool holds_encoder() const;
   NodeId p2p(graph::NodeKind kind, std::int64_t peer, std::int64_t tag, std::int64_t bytes,
@@ -246,6 +251,7 @@ class StageBuilder {
   double enc_params_ = 0.0;            // this rank's encoder parameters
   std::vector<NodeId> enc_bwd_ends_;   // the last backward op of each image group
   std::vector<NodeId> pending_sends_;  // blocking p2p: sends the next compute waits for
+  std::vector<TaskPair> pairs_;        // paired tasks whose nodes are interleaved at the end
   // overlap_param_gather: per block, its all-gather per gradient domain (dense, experts), and
   // the parameters those all-gathers bring.
   std::vector<std::array<NodeId, 2>> gather_of_block_;

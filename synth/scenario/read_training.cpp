@@ -34,7 +34,7 @@ constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
                                                             "cross_entropy_fusion"};
-constexpr std::array<std::string_view, 12> kParallelKeys = {"tp",
+constexpr std::array<std::string_view, 13> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
                                                             "sp",
@@ -45,7 +45,8 @@ constexpr std::array<std::string_view, 12> kParallelKeys = {"tp",
                                                             "first_stage_layers",
                                                             "last_stage_layers",
                                                             "tp_comm_overlap",
-                                                            "async_tp_allreduce"};
+                                                            "async_tp_allreduce",
+                                                            "ep_comm_overlap"};
 
 // Sets `out` (a bool or a std::optional<bool>) from the optional boolean `key` of `n`;
 // absent, the default stays.
@@ -228,6 +229,7 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   p.etp = n.has("etp") ? n.at("etp").as_int(1, kMaxDevices) : 1;
   read_bool(n, "tp_comm_overlap", p.tp_comm_overlap);
   read_bool(n, "async_tp_allreduce", p.async_tp_allreduce);
+  read_bool(n, "ep_comm_overlap", p.ep_comm_overlap);
   if (auto v = n.find("order")) {
     p.order = read_order(*v);
   }

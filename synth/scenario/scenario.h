@@ -225,6 +225,10 @@ struct ParallelConfig {
   // asynchronous TP all-reduce, default since 2022); false: each starts after the GEMM and
   // blocks the compute stream (Megatron-LM of 2021, --no-async-tensor-model-parallel-allreduce).
   bool async_tp_allreduce = true;
+  // One microbatch's expert-parallel all-to-alls overlap another's compute in a paired
+  // forward/backward (Megatron-Core's --overlap-moe-expert-parallel-comm, DualPipe); unset:
+  // on for DualPipe(V), which pairs by construction, off otherwise (Megatron-Core's default).
+  std::optional<bool> ep_comm_overlap;
   std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
   // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
   // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),
@@ -288,6 +292,10 @@ struct ScheduleConfig {
   std::int64_t encoder_devices = 1;           // kSeparate: devices of the encoder's own
   OwnerMode owners = OwnerMode::kRoundRobin;  // kTranspose
   EncoderBackward encoder_backward = EncoderBackward::kRecompute;  // kTranspose, trained
+  // Combined 1F1B (1f1b, interleaved): one more warmup forward, then each steady-state
+  // forward paired with a backward whose all-to-alls it overlaps; set by the loader from
+  // parallelism.ep_comm_overlap (Scenario::overlaps_ep_comm).
+  bool combined_1f1b = false;
 };
 
 struct ClusterConfig {
@@ -320,6 +328,13 @@ struct Scenario {
     return encoder.present && schedule.encoder == EncoderPlacement::kSeparate
                ? schedule.encoder_devices
                : 0;
+  }
+  // Whether paired forwards and backwards overlap their expert-parallel all-to-alls
+  // (parallelism.ep_comm_overlap, defaulting on for DualPipe(V)).
+  [[nodiscard]] bool overlaps_ep_comm() const {
+    const bool dual =
+        schedule.kind == ScheduleKind::kDualPipe || schedule.kind == ScheduleKind::kDualPipeV;
+    return parallel.ep_comm_overlap.value_or(dual) && model.moe.on() && parallel.ep > 1;
   }
 };
 

@@ -20,14 +20,7 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::string_view kEpOverlapHint =
-    "model.moe.shared_expert_overlap computes the shared experts while the dispatch is in "
-    "flight";
-
-constexpr std::array<Unmodelled, 4> kUnmodelled = {{
-    {"parallelism", "ep_comm_overlap", "",
-     "Megatron-Core's overlap of one microbatch's all-to-alls with another's compute",
-     kEpOverlapHint},
+constexpr std::array<Unmodelled, 3> kUnmodelled = {{
     {"parallelism", "cp", "", "context parallelism", ""},
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},

@@ -30,10 +30,48 @@ void check_expert_parallelism(const Scenario& s, Violations& out) {
   check_divides(out, "parallelism.etp", p.etp, "etp", m.expert_ffn, "model.moe.expert_ffn");
 }
 
+// Overlapping one microbatch's all-to-alls with another's compute (docs/moe.md, "Overlap"):
+// Megatron-Core's combined 1F1B needs EP > 1, and with pp > 1 the interleaved schedule
+// (Megatron-Bridge's comm-overlap checks); DualPipe(V) pairs by construction.
+void check_ep_overlap(const Scenario& s, Violations& out) {
+  if (!s.parallel.ep_comm_overlap.value_or(false)) {
+    return;
+  }
+  constexpr std::string_view kKey = "parallelism.ep_comm_overlap";
+  if (!s.model.moe.on() || s.parallel.ep == 1) {
+    out.push_back({std::string(kKey),
+                   "ep_comm_overlap overlaps the expert-parallel all-to-alls, which need "
+                   "model.moe and parallelism.ep > 1",
+                   "leave ep_comm_overlap out, or set parallelism.ep"});
+    return;
+  }
+  const ScheduleKind k = s.schedule.kind;
+  const bool pairs = k == ScheduleKind::kInterleaved || k == ScheduleKind::kDualPipe ||
+                     k == ScheduleKind::kDualPipeV ||
+                     (k == ScheduleKind::k1F1B && s.parallel.pp == 1);
+  if (!pairs) {
+    out.push_back(
+        {std::string(kKey),
+         fmt::format("ep_comm_overlap pairs each steady-state forward with a backward, as "
+                     "Megatron-Core's combined 1F1B does for 1f1b without pipelining and for "
+                     "the interleaved schedule, and DualPipe(V) by construction; {} with pp={} "
+                     "has no such pairs",
+                     schedule_name(k), s.parallel.pp),
+         "use schedule: interleaved (or dualpipev), or leave ep_comm_overlap out"});
+  }
+  if (s.model.moe.shared_expert_overlap) {
+    out.push_back({"model.moe.shared_expert_overlap",
+                   "shared_expert_overlap with parallelism.ep_comm_overlap: Megatron-Core runs "
+                   "one or the other (its docs say to switch shared-expert overlap off)",
+                   "leave shared_expert_overlap out"});
+  }
+}
+
 }  // namespace
 
 void check_moe(const Scenario& s, Violations& out) {
   const MoeConfig& m = s.model.moe;
+  check_ep_overlap(s, out);
   if (!m.on()) {
     for (auto [key, size] : {std::pair{"parallelism.ep", s.parallel.ep},
                              std::pair{"parallelism.etp", s.parallel.etp}}) {

@@ -165,6 +165,19 @@ inline std::vector<Case> cases() {
   synth::Scenario mtp = moe;
   mtp.model.mtp_depth = 1;
   out.push_back({"moe_mtp_pp2", mtp});
+  // Overlapped all-to-alls (docs/moe.md, "Overlap"): combined 1F1B on the interleaved
+  // schedule across two nodes, and DualPipeV's pairs, which overlap by default.
+  synth::Scenario combined = moe_etp;
+  combined.schedule.kind = synth::ScheduleKind::kInterleaved;
+  combined.schedule.chunks = 2;
+  combined.parallel.ep_comm_overlap = true;
+  combined.schedule.combined_1f1b = true;
+  out.push_back({"moe_two_node_interleaved_combined_1f1b", combined});
+  synth::Scenario moe_dpv = moe;
+  moe_dpv.schedule.kind = synth::ScheduleKind::kDualPipeV;
+  moe_dpv.model.layers = 4;
+  moe_dpv.training.global_batch = 16;
+  out.push_back({"moe_dualpipev_ep4", moe_dpv});
   for (const Case& c : out) {
     synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
   }

@@ -75,18 +75,7 @@ std::vector<Task> InterleavedSchedule::order(const ScheduleConfig& cfg, int p, i
   int warmup = std::min(2 * (p - r - 1) + (v - 1) * group_size(cfg, p), total);
   auto f = [&](int k) { return forward_task(table[k].first, table[k].second, p, r); };
   auto b = [&](int k) { return backward_task(table[k].first, v - 1 - table[k].second, p, r); };
-  std::vector<Task> out;
-  for (int k = 0; k < warmup; ++k) {
-    out.push_back(f(k));
-  }
-  for (int k = 0; k < total - warmup; ++k) {
-    out.push_back(f(k + warmup));
-    out.push_back(b(k));
-  }
-  for (int k = total - warmup; k < total; ++k) {
-    out.push_back(b(k));
-  }
-  return out;
+  return one_f_one_b_body(cfg, total, warmup, f, b);
 }
 
 }  // namespace

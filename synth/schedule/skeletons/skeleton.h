@@ -7,6 +7,7 @@
 // the schedule cannot run.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,6 +74,29 @@ inline Task forward_task(int mb, int chunk, int p, int r) {
 }
 inline Task backward_task(int mb, int chunk, int p, int r) {
   return {Task::kBackward, mb, chunk, chunk * p + r};
+}
+
+// The 1F1B body 1F1B and interleaved share: `warmup` forward steps, then forward step
+// k + warmup beside backward step k, then the remaining backwards; `total` steps of each.
+// Combined 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm, cfg.combined_1f1b)
+// warms up one step more and runs each steady-state forward as a pair with its backward.
+template <typename Forward, typename Backward>
+std::vector<Task> one_f_one_b_body(const ScheduleConfig& cfg, int total, int warmup, Forward f,
+                                   Backward b) {
+  warmup = std::min(warmup + (cfg.combined_1f1b ? 1 : 0), total);
+  std::vector<Task> out;
+  for (int k = 0; k < warmup; ++k) {
+    out.push_back(f(k));
+  }
+  for (int k = 0; k < total - warmup; ++k) {
+    out.push_back(f(k + warmup));
+    out.back().paired = cfg.combined_1f1b;
+    out.push_back(b(k));
+  }
+  for (int k = total - warmup; k < total; ++k) {
+    out.push_back(b(k));
+  }
+  return out;
 }
 
 }  // namespace tessera::synth::schedule
