@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The mixture-of-experts MLP of a decoder layer (docs/moe.md), as Megatron-Core's MoELayer
-// with the alltoall token dispatcher runs it: router, permute, the experts as grouped GEMMs
-// (one [rows x h] GEMM per expert; experts over ep, each one's MLP over etp), unpermute, and
-// the shared experts beside them. The dispatch and combine all-to-alls over ep and the
-// expert-tensor all-gather and reduce-scatter come from the layouts.
+// with the alltoall (or allgather) token dispatcher runs it: router, permute, the experts as
+// grouped GEMMs (one [rows x h] GEMM per expert; experts over ep, each one's MLP over etp),
+// unpermute, and the shared experts beside them. The dispatch and combine collectives over ep
+// and the expert-tensor all-gather and reduce-scatter come from the layouts.
 #include <algorithm>
 #include <cmath>
 
@@ -74,6 +74,46 @@ TensorId experts(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId rows)
   return linear(g, fp8, "moe.experts.fc2", "nxiru,xuh->nxirh", act, w2);
 }
 
+// Per-token tensors [b, s, last] relabelled over the expert axes [n, j, o, last] (expert-data-
+// parallel group, EP rank, a rank's tokens), as each rank holds them.
+Layout tokens_over_ep(const Scenario& s, char last) {
+  Layout l(std::string("njo") + last);
+  if (s.parallel.edp() > 1) {
+    l.sharded('n', Axis::kEDP);
+  }
+  if (s.parallel.ep > 1) {
+    l.sharded('j', Axis::kEP);
+  }
+  return l;
+}
+
+// A per-token tensor gathered over the EP group (j whole).
+TensorId gather_over_ep(Graph& g, const Scenario& s, const std::string& name, TensorId t) {
+  Layout local = tokens_over_ep(s, g.tensor(t).layout.labels.back());
+  Layout all = local;
+  all.shard[1] = stg::kReplicated;
+  return g.convert(g.relabel(name, t, local), all);
+}
+
+// Megatron-Core's MoEAllGatherTokenDispatcher (etp 1): the EP group's tokens, probabilities
+// and routing map all-gathered, the rows of this rank's experts selected from them, the
+// experts' outputs weighted and summed back into the gathered tokens (a partial sum over EP)
+// and reduce-scattered to their ranks.
+TensorId allgather_experts(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln,
+                           TensorId map, TensorId probs) {
+  const Layout tokens = g.tensor(ln).layout;  // a copy: the graph grows below
+  TensorId all = gather_over_ep(g, s, "moe.tokens", ln);
+  TensorId all_probs = gather_over_ep(g, s, "moe.route.probs_all", probs);
+  TensorId all_map = gather_over_ep(g, s, "moe.route.map_all", map);
+  Layout rows = token_rows(s);  // this rank's experts, their rows from every EP rank
+  rows.shard[1] = rows.shard[3];
+  rows.shard[3] = stg::kReplicated;
+  TensorId routed = g.permute("moe.permute", all, all_map, rows);
+  TensorId z = g.unpermute("moe.unpermute", experts(g, s, fp8, routed), all_probs, rows,
+                           g.tensor(all).layout);
+  return g.relabel("moe.tokens_back", g.convert(z, tokens_over_ep(s, 'h')), tokens);
+}
+
 }  // namespace
 
 TensorId moe_mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
@@ -82,20 +122,24 @@ TensorId moe_mlp(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
   TensorId wr = g.weight("moe.router.weight", Layout("hx"), s.training.precision);
   TensorId logits = g.einsum("moe.router", "bsh,hx->bsx", ln, wr);
   auto [probs, map] = g.route("moe.route", logits);
-  const Layout rows = token_rows(s);
-  TensorId routed = g.permute("moe.permute", ln, map, rows);
   const MlpLabels shared_labels{"moe.shared", 'y', 'z', false};
   TensorId shared = -1;
-  if (m.shared_experts > 0 && m.shared_expert_overlap) {
-    // The dispatch goes out first; the shared experts compute while it is in flight.
-    Layout dispatched = rows;
-    dispatched.shard[1] = rows.shard[3];  // the experts over ep, their rows whole
-    dispatched.shard[3] = stg::kReplicated;
-    routed = g.convert(routed, dispatched);
-    shared = mlp_branch(g, s, fp8, ln, shared_labels);
+  TensorId y = -1;
+  if (m.dispatcher == MoeDispatcher::kAllGather) {
+    y = allgather_experts(g, s, fp8, ln, map, probs);
+  } else {
+    const Layout rows = token_rows(s);
+    TensorId routed = g.permute("moe.permute", ln, map, rows);
+    if (m.shared_experts > 0 && m.shared_expert_overlap) {
+      // The dispatch goes out first; the shared experts compute while it is in flight.
+      Layout dispatched = rows;
+      dispatched.shard[1] = rows.shard[3];  // the experts over ep, their rows whole
+      dispatched.shard[3] = stg::kReplicated;
+      routed = g.convert(routed, dispatched);
+      shared = mlp_branch(g, s, fp8, ln, shared_labels);
+    }
+    y = g.unpermute("moe.unpermute", experts(g, s, fp8, routed), probs, rows, g.tensor(x).layout);
   }
-  TensorId y =
-      g.unpermute("moe.unpermute", experts(g, s, fp8, routed), probs, rows, g.tensor(x).layout);
   if (m.shared_experts > 0) {
     y = g.add("moe.shared_add", y, shared >= 0 ? shared : mlp_branch(g, s, fp8, ln, shared_labels));
   }

@@ -34,6 +34,8 @@ stg::SymbolTable symbols_of(const Scenario& s) {
     sym.bind('n', s.parallel.edp());
     sym.bind('i', s.parallel.etp);
     sym.bind('r', expert_rows(s));
+    sym.bind('j', s.parallel.ep);  // the all-gather dispatcher's tokens: [n, j, o, h]
+    sym.bind('o', s.training.micro_batch * s.training.seq_len / s.parallel.tp);
     sym.bind('u', m.moe.expert_ffn);
     sym.bind('w', swiglu ? 2 * m.moe.expert_ffn : m.moe.expert_ffn);
     sym.bind('y', m.moe.shared_ffn());

@@ -33,11 +33,6 @@ constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
                                                        "dispatcher",
                                                        "shared_expert_overlap"};
 
-[[noreturn]] void not_modelled(const YamlNode& v, const std::string& what,
-                               const std::string& hint) {
-  throw base::InputError(v.loc(), what + " is not modelled yet", hint);
-}
-
 // A loads file (docs/moe.md): per MoE layer, in order and cycled, one line of `experts`
 // non-negative comma-separated weights, the relative rows each expert gets; `#` comments.
 std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std::string& file,
@@ -77,9 +72,7 @@ std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std
   return out;
 }
 
-// `routing: balanced`, a seeded skew `{skew: zipf, s: 1.2, seed: 1}`, or `{file: loads.csv}`;
-// and the dispatcher
-// (only the all-to-all one is modelled so far).
+// `routing: balanced`, a seeded skew `{skew: zipf, s: 1.2, seed: 1}`, or `{file: loads.csv}`.
 void read_routing(const YamlNode& n, Routing& r, std::int64_t experts) {
   if (auto v = n.find("routing")) {
     if (v->is_scalar()) {
@@ -111,12 +104,6 @@ void read_routing(const YamlNode& n, Routing& r, std::int64_t experts) {
       if (auto e = v->find("seed")) {
         r.seed = static_cast<std::uint64_t>(e->as_int(0, std::int64_t{1} << 62));
       }
-    }
-  }
-  if (auto v = n.find("dispatcher")) {
-    constexpr std::array<std::string_view, 2> kDispatchers = {"alltoall", "allgather"};
-    if (v->as_choice(kDispatchers) == "allgather") {
-      not_modelled(*v, "`model.moe.dispatcher: allgather`", "dispatcher: alltoall is modelled");
     }
   }
 }
@@ -169,6 +156,11 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
   read_routing(n, m.routing, m.experts);
+  if (auto v = n.find("dispatcher")) {
+    constexpr std::array<std::string_view, 2> kDispatchers = {"alltoall", "allgather"};
+    m.dispatcher = v->as_choice(kDispatchers) == "allgather" ? MoeDispatcher::kAllGather
+                                                             : MoeDispatcher::kAllToAll;
+  }
   if (auto v = n.find("shared_expert_overlap")) {
     m.shared_expert_overlap = v->as_bool();
   }

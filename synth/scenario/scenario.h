@@ -78,6 +78,11 @@ struct Routing {
   std::vector<std::vector<double>> weights;  // kFile: per line, one weight per expert
 };
 
+// How tokens reach their experts (Megatron-Core's --moe-token-dispatcher-type): all-to-alls
+// over EP of each token's routed copies, or an all-gather of every token over the EP group, a
+// local selection of the rank's experts' rows, and a reduce-scatter back (docs/moe.md).
+enum class MoeDispatcher : unsigned char { kAllToAll, kAllGather };
+
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
 // routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
 // the other layers keep the dense MLP of `model.ffn`.
@@ -92,6 +97,7 @@ struct MoeConfig {
   double capacity_factor = 0.0;         // 0: dropless
   RouterScore router = RouterScore::kSoftmax;
   Routing routing{};
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
   // Megatron-Core's --moe-shared-expert-overlap (default off): the shared experts compute
   // while the dispatch all-to-all is in flight, instead of after the combine.
   bool shared_expert_overlap = false;

@@ -30,6 +30,27 @@ void check_expert_parallelism(const Scenario& s, Violations& out) {
   check_divides(out, "parallelism.etp", p.etp, "etp", m.expert_ffn, "model.moe.expert_ffn");
 }
 
+// The all-gather dispatcher gathers over EP; with expert tensor parallelism Megatron-Core
+// gathers over ETP x EP and keeps the experts' ETP partial sums to its reduce-scatter, which
+// the tensor graph cannot express yet. Megatron-Core's shared-expert overlap is the
+// all-to-all dispatcher's.
+void check_allgather_dispatcher(const Scenario& s, Violations& out) {
+  if (s.parallel.etp > 1) {
+    out.push_back({"model.moe.dispatcher",
+                   fmt::format("`model.moe.dispatcher: allgather` with parallelism.etp={} is not "
+                               "modelled yet",
+                               s.parallel.etp),
+                   "use etp 1 with it, or dispatcher: alltoall"});
+  }
+  if (s.model.moe.shared_expert_overlap) {
+    out.push_back({"model.moe.shared_expert_overlap",
+                   "shared_expert_overlap overlaps the shared experts with the dispatch "
+                   "all-to-all, which the allgather dispatcher does not run (Megatron-Core "
+                   "supports it with alltoall only)",
+                   "leave shared_expert_overlap out, or use dispatcher: alltoall"});
+  }
+}
+
 // Overlapping one microbatch's all-to-alls with another's compute (docs/moe.md, "Overlap"):
 // Megatron-Core's combined 1F1B needs EP > 1, and with pp > 1 the interleaved schedule
 // (Megatron-Bridge's comm-overlap checks); DualPipe(V) pairs by construction.
@@ -58,6 +79,12 @@ void check_ep_overlap(const Scenario& s, Violations& out) {
                      "has no such pairs",
                      schedule_name(k), s.parallel.pp),
          "use schedule: interleaved (or dualpipev), or leave ep_comm_overlap out"});
+  }
+  if (s.model.moe.dispatcher == MoeDispatcher::kAllGather) {
+    out.push_back({std::string(kKey),
+                   "ep_comm_overlap overlaps all-to-alls; Megatron-Core's combined 1F1B needs "
+                   "the alltoall dispatcher (model.moe.dispatcher: allgather is set)",
+                   "use model.moe.dispatcher: alltoall, or leave ep_comm_overlap out"});
   }
   if (s.model.moe.shared_expert_overlap) {
     out.push_back({"model.moe.shared_expert_overlap",
@@ -103,6 +130,9 @@ void check_moe(const Scenario& s, Violations& out) {
                    "set parallelism.sp: true", "parallelism.tp"});
   }
   check_expert_parallelism(s, out);
+  if (m.dispatcher == MoeDispatcher::kAllGather) {
+    check_allgather_dispatcher(s, out);
+  }
   if (m.shared_experts > 0) {
     check_divides(out, "parallelism.tp", s.parallel.tp, "tp", m.shared_ffn(),
                   "model.moe.shared_experts x shared_expert_ffn");

@@ -150,7 +150,11 @@ void Autodiff::unpermute_backward(const Op& op, TensorId dy) {
   const double row_bytes = static_cast<double>(g_.bytes_of(op.in[0]) - g_.bytes_of(dy));
   TensorId drows = kernel(op.name + ".bwd", OpClass::kElementwise, {dy, op.in[0], op.in[1]},
                           rows.layout, rows.dtype, 4.0, row_bytes);
-  TensorId dprobs = g_.new_tensor(op.name + ".dprobs", g_.tensor(op.in[1]).layout, DType::kFP32);
+  Layout pl = without_partial(g_.tensor(op.in[1]).layout);
+  if (const std::uint8_t a = rows.layout.shard[1]; a != kReplicated) {
+    pl.partial = static_cast<AxisMask>(1U << a);  // this rank's experts' probabilities only
+  }
+  TensorId dprobs = g_.new_tensor(op.name + ".dprobs", pl, DType::kFP32);
   OpId k = g_.tensor(drows).producer;
   g_.mutable_op(k).out.push_back(dprobs);
   g_.mutable_op(k).bytes += static_cast<double>(g_.bytes_of(dprobs));
@@ -180,8 +184,15 @@ void Autodiff::einsum_backward(const Op& op, TensorId dy) {
 
 void Autodiff::backward_of(OpId id) {
   const Op op = g_.op(id);  // copy: appending ops may reallocate
-  if (op.kind == OpKind::kCollective ||
-      (op.kind == OpKind::kSplit && op.out.size() == 1)) {  // layout changes: pass raw grads
+  const bool view = op.kind == OpKind::kSplit && op.out.size() == 1;
+  if (view && g_.tensor(op.out[0]).layout.labels != g_.tensor(op.in[0]).layout.labels) {
+    if (TensorId dy = combine(op.out[0]); dy >= 0) {  // a relabelled view: relabelled back
+      contribute(op.in[0],
+                 g_.relabel(op.name + ".bwd", dy, without_partial(g_.tensor(op.in[0]).layout)));
+    }
+    return;
+  }
+  if (op.kind == OpKind::kCollective || view) {  // layout changes: pass raw grads
     for (TensorId p : contrib_[op.out[0]]) {
       contribute(op.in[0], p);
     }
@@ -272,10 +283,15 @@ void Autodiff::backward_of(OpId id) {
       contribute(op.in[0], kernel(op.name + ".bwd", OpClass::kSoftmax, {op.out[0], dy}, x0.layout,
                                   x0.dtype, 4.0));
       break;
-    case OpKind::kPermute:  // the rows' gradients scattered back and summed per token
+    case OpKind::kPermute: {  // the rows' gradients scattered back and summed per token
+      Layout dl = without_partial(x0.layout);
+      if (const std::uint8_t a = g_.tensor(op.out[0]).layout.shard[1]; a != kReplicated) {
+        dl.partial = static_cast<AxisMask>(1U << a);  // this rank's experts' rows only
+      }
       contribute(op.in[0],
-                 kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, x0.layout, x0.dtype, 1.0));
+                 kernel(op.name + ".bwd", OpClass::kElementwise, {dy}, dl, x0.dtype, 1.0));
       break;
+    }
     case OpKind::kUnpermute:
       unpermute_backward(op, dy);
       break;

@@ -143,6 +143,10 @@ class Graph {
   std::vector<TensorId> split(const std::string& name, TensorId x,
                               const std::vector<Layout>& parts);
   TensorId expand(const std::string& name, TensorId x, Layout out);
+  // A view of x under other dimension labels and shards holding the same local elements
+  // (the MoE tokens [b, s, h] as [edp, ep, tokens, h], moe.cpp); its gradient is relabelled
+  // back.
+  TensorId relabel(const std::string& name, TensorId x, Layout out);
   // `parts` copied side by side along their last dimension into `out` (one kernel).
   TensorId concat(const std::string& name, const std::vector<TensorId>& parts, Layout out);
   // FP8 GEMM: a and b are read as FP8 (weights through their FP8 copy, 1 byte per element),
@@ -161,12 +165,16 @@ class Graph {
   // per expert) into fp32 probabilities over the experts, zero off each token's top k, and a
   // routing map (1 byte per token and expert): returned (probs, map).
   std::pair<TensorId, TensorId> route(const std::string& name, TensorId logits);
-  // Dispatch: tokens x [b, s, h] to `rows` (labels "nxirh": expert-data-parallel group,
-  // experts, expert-tensor group, rows per expert, hidden) by `map`. A rank permutes its own
-  // tokens: the rows stay where they are, sharded over the expert axes (moe.cpp).
+  // Dispatch: tokens x to `rows` (labels "nxirh": expert-data-parallel group, experts,
+  // expert-tensor group, rows per expert, hidden) by `map`. With the all-to-all dispatcher a
+  // rank permutes its own tokens x [b, s, h]: the rows stay where they are, sharded over the
+  // expert axes. With the all-gather one x is the EP group's gathered tokens
+  // [n, j, o, h] and the rows its experts' (x sharded over EP): the input's gradient is then
+  // a partial sum over EP, each rank adding its experts' rows (moe.cpp).
   TensorId permute(const std::string& name, TensorId x, TensorId map, const Layout& rows);
-  // Combine: the experts' output y, first brought back to `rows` (the permute's layout), each
-  // row weighted by `probs` and summed per token into `out` ([b, s, h], the stream's layout).
+  // Combine: the experts' output y, first brought to `rows` (the permute's layout), each row
+  // weighted by `probs` and summed per token into `out` (the permute's input layout); a
+  // partial sum over the axis that shards the rows' experts.
   TensorId unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
                      Layout out);
 

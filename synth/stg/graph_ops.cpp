@@ -251,6 +251,25 @@ std::vector<TensorId> Graph::split(const std::string& name, TensorId x,
   return outs;
 }
 
+TensorId Graph::relabel(const std::string& name, TensorId x, Layout out) {
+  x = convert(x, without_partial(tensor(x).layout), phase_);
+  TensorId y = new_tensor(name, std::move(out), tensor(x).dtype);
+  if (elements_of(y) != elements_of(x)) {
+    throw base::InternalError(fmt::format("relabel {}: {} holds {} elements, {} holds {}", name,
+                                          tensor(x).layout.str(), elements_of(x),
+                                          tensor(y).layout.str(), elements_of(y)));
+  }
+  tensors_[static_cast<std::size_t>(y)].alias_of = x;
+  Op op;
+  op.kind = OpKind::kSplit;
+  op.name = name;
+  op.in = {x};
+  op.out = {y};
+  op.phase = phase_;
+  append(std::move(op));
+  return y;
+}
+
 TensorId Graph::expand(const std::string& name, TensorId x, Layout out) {
   TensorId y = new_tensor(name, std::move(out), tensor(x).dtype);
   append(streaming_op(OpKind::kExpand, name, {x}, {y}, OpClass::kCopy, 0.0));

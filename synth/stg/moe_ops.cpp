@@ -14,8 +14,9 @@ using graph::OpClass;
 
 namespace {
 
-void check_dims(const Layout& l, const char* want, const std::string& where) {
-  if (l.labels != want) {
+void check_dims(const Layout& l, const char* want, const std::string& where,
+                const char* also = "") {
+  if (l.labels != want && l.labels != also) {
     throw base::InternalError(
         fmt::format("{}: dimensions '{}', expected '{}'", where, l.labels, want));
   }
@@ -40,9 +41,9 @@ std::pair<TensorId, TensorId> Graph::route(const std::string& name, TensorId log
 
 TensorId Graph::permute(const std::string& name, TensorId x, TensorId map, const Layout& rows) {
   Layout in = without_partial(tensor(x).layout);
-  check_dims(in, "bsh", name);
+  check_dims(in, "bsh", name, "njoh");  // a rank's tokens, or the EP group's gathered ones
   check_dims(rows, "nxirh", name);
-  in.shard[2] = kReplicated;  // whole rows
+  in.shard[in.labels.size() - 1] = kReplicated;  // whole rows (h is last)
   x = convert(x, in, phase_);
   TensorId y = new_tensor(name, rows, tensor(x).dtype);
   // A row gather: reads each routed copy of a token's row and writes it, reads the map.
@@ -54,9 +55,12 @@ TensorId Graph::permute(const std::string& name, TensorId x, TensorId map, const
 
 TensorId Graph::unpermute(const std::string& name, TensorId y, TensorId probs, const Layout& rows,
                           Layout out) {
-  check_dims(out, "bsh", name);
+  check_dims(out, "bsh", name, "njoh");
   check_dims(rows, "nxirh", name);
   y = convert(y, rows, phase_);
+  if (const std::uint8_t a = rows.shard[1]; a != kReplicated) {  // only this rank's experts
+    out.partial = static_cast<AxisMask>(out.partial | (1U << a));
+  }
   TensorId z = new_tensor(name, out, tensor(y).dtype);
   // Each row scaled by its probability and added into its token's output row.
   Op op = streaming_op(OpKind::kUnpermute, name, {y, probs}, {z}, OpClass::kElementwise,

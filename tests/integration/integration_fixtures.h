@@ -154,6 +154,9 @@ inline std::vector<Case> cases() {
   moe.model.moe = {.experts = 8, .top_k = 2, .expert_ffn = 256};
   moe.parallel.ep = 4;
   out.push_back({"moe_tp2_pp2_dp2_ep4", moe});
+  synth::Scenario moe_ag = moe;  // the all-gather dispatcher
+  moe_ag.model.moe.dispatcher = synth::MoeDispatcher::kAllGather;
+  out.push_back({"moe_tp2_pp2_dp2_ep4_allgather", moe_ag});
   synth::Scenario moe_etp = two_node;
   moe_etp.parallel.sp = true;
   moe_etp.model.moe = {.experts = 4, .top_k = 2, .expert_ffn = 512, .shared_experts = 1};
