@@ -84,6 +84,14 @@ NodeId StageBuilder::instantiate(const StageBlock& b, std::int32_t mb, std::int3
   return base;
 }
 
+// What crosses into virtual stage `vs` (and its gradient, back): a decoder layer's stream, or
+// after multi-token prediction on a stage of its own, [x; its stream].
+std::int64_t StageBuilder::boundary_bytes(std::int32_t vs) const {
+  const std::int64_t apart = c_.s.parallel.mtp_stage_apart();
+  const bool after_mtp = apart >= 0 && place_->stage_in_pipe(vs) - enc_stages_ > apart;
+  return after_mtp ? c_.progs.mtp->out_bytes : c_.progs.layer.out_bytes;
+}
+
 std::int64_t StageBuilder::rank_of_stage(std::int32_t vstage) const {
   return c_.mesh.neighbour(rank_, Axis::kPP, place_->rank_of(vstage) - stage_);
 }
@@ -94,7 +102,6 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     encoder_stage_forward(mb, vs);
     return;
   }
-  const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId prev = kNone;
   const std::int32_t before = place_->prev_stage(vs);
@@ -107,7 +114,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   } else if (before >= 0) {
     std::int64_t src = rank_of_stage(before);
     prev = src == rank_ ? fwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(before))]
-                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), layer.out_bytes,
+                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, false), boundary_bytes(vs),
                               kNone, c_.p2p_names.recv_activation, mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
@@ -146,8 +153,8 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
   fp8_amax_update(mb, chunk, graph::Phase::kForward, prev);
   const std::int32_t after = place_->next_stage(vs);
   if (after >= 0 && rank_of_stage(after) != rank_) {
-    p2p(graph::NodeKind::kSend, rank_of_stage(after), tag(mb, after, false), layer.out_bytes, prev,
-        c_.p2p_names.send_activation, mb);
+    p2p(graph::NodeKind::kSend, rank_of_stage(after), tag(mb, after, false), boundary_bytes(after),
+        prev, c_.p2p_names.send_activation, mb);
   }
 }
 
@@ -159,14 +166,13 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     encoder_stage_backward(mb, vs);
     return;
   }
-  const BlockProgram& layer = c_.progs.layer;
   const std::size_t mc = static_cast<std::size_t>(mb) * chunks_.size();
   NodeId grad = kNone;
   const std::int32_t after = place_->next_stage(vs);
   if (after >= 0) {
     std::int64_t src = rank_of_stage(after);
     grad = src == rank_ ? bwd_out_[mc + static_cast<std::size_t>(place_->chunk_of(after))]
-                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), layer.in_grad_bytes,
+                        : p2p(graph::NodeKind::kRecv, src, tag(mb, vs, true), boundary_bytes(after),
                               kNone, c_.p2p_names.recv_grad, mb);
   }
   const auto& blocks = chunks_[static_cast<std::size_t>(chunk)];
@@ -212,7 +218,7 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
   }
   const std::int32_t before = place_->prev_stage(vs);
   if (before >= 0 && before >= enc_stages_ && rank_of_stage(before) != rank_) {
-    p2p(graph::NodeKind::kSend, rank_of_stage(before), tag(mb, before, true), layer.in_grad_bytes,
+    p2p(graph::NodeKind::kSend, rank_of_stage(before), tag(mb, before, true), boundary_bytes(vs),
         grad, c_.p2p_names.send_grad, mb);
   }
 }
@@ -268,6 +274,9 @@ void StageBuilder::place_blocks() {
     for (auto l = static_cast<std::int32_t>(bounds[static_cast<std::size_t>(slice)]);
          l < bounds[static_cast<std::size_t>(slice) + 1]; ++l) {
       blocks.push_back({&c_.progs.of_layer(l), l, static_cast<std::size_t>(2 + l)});
+    }
+    if (slice == s.parallel.mtp_stage_apart()) {  // a layout's "m" before its "L" stage
+      blocks.push_back({&*c_.progs.mtp, -1, static_cast<std::size_t>(2 + s.model.layers)});
     }
     if (place_->last_of_pipe(vs)) {
       blocks.push_back({&c_.progs.head, -1, 1});

@@ -129,6 +129,7 @@ class StageBuilder {
   void count_encoder_params();
   void account_static_memory(double params);
   [[nodiscard]] std::int64_t rank_of_stage(std::int32_t vstage) const;
+  [[nodiscard]] std::int64_t boundary_bytes(std::int32_t vs) const;
   [[nodiscard]] std::int64_t tag(std::int32_t mb, std::int32_t vstage, bool grad) const {
     return (static_cast<std::int64_t>(mb) * vstages_ + vstage) * 2 + (grad ? 1 : 0);
   }

@@ -32,12 +32,16 @@ StepPrograms build_programs(const Scenario& s) {
                  parallel::lower(b.layer, s.training.recompute, split),
                  parallel::lower(b.head, Recompute::kNone, split),
                  std::nullopt,
+                 std::nullopt,
                  {}};
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
     p.is_moe.push_back(s.model.moe.is_moe_layer(l));
   }
   if (b.moe_layer) {
     p.moe_layer.emplace(parallel::lower(*b.moe_layer, s.training.recompute, split));
+  }
+  if (b.mtp) {  // like the head it follows, not recomputed
+    p.mtp.emplace(parallel::lower(*b.mtp, Recompute::kNone, split));
   }
   std::vector<BlockProgram*> layers = {&p.layer};
   if (p.moe_layer) {
@@ -141,23 +145,26 @@ void make_groups(ExecGraph& g, Context& c) {
     }
   }
   c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
-  // A tied output layer, or multi-token prediction's embedding, on another stage than the
+  // A tied output layer, or multi-token prediction's embedding, on another rank than the
   // input embedding: a copy there, whose gradient joins the embedding's.
-  const bool copy = c.s.model.tied_embeddings || c.s.model.mtp_depth > 0;
-  if (!copy || models::embedding_and_head_share_a_rank(c.s)) {
+  const std::vector<std::int64_t> holders = models::embedding_table_ranks(c.s);
+  if (holders.size() < 2) {
     return;
   }
-  const std::int64_t first = models::first_llm_stage(c.s);
   for (std::int64_t r = 0; r < mesh.size(); ++r) {
-    if (mesh.coord(r)[Axis::kPP] != first) {
+    const std::int64_t st = mesh.coord(r)[Axis::kPP];
+    if (st != holders.front()) {
       continue;
     }
-    auto last = mesh.neighbour(r, Axis::kPP, mesh.axis_size(Axis::kPP) - 1 - first);
+    graph::Group grp{graph::GroupKind::kPP, {}};
+    for (std::int64_t h : holders) {
+      grp.ranks.push_back(static_cast<std::int32_t>(mesh.neighbour(r, Axis::kPP, h - st)));
+    }
     auto id = static_cast<std::int32_t>(g.groups.size());
-    g.groups.push_back(
-        {graph::GroupKind::kPP, {static_cast<std::int32_t>(r), static_cast<std::int32_t>(last)}});
-    c.embed_group_of[static_cast<std::size_t>(r)] = id;
-    c.embed_group_of[static_cast<std::size_t>(last)] = id;
+    for (std::int32_t member : grp.ranks) {
+      c.embed_group_of[static_cast<std::size_t>(member)] = id;
+    }
+    g.groups.push_back(std::move(grp));
   }
 }
 
@@ -326,6 +333,9 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
     c.names.push_back(intern_block(g, progs.of_layer(l), fmt::format("L{}.", l)));
   }
+  if (progs.mtp) {  // name table 2 + layers
+    c.names.push_back(intern_block(g, *progs.mtp, ""));
+  }
   c.p2p_names = {.send_activation = g.intern("pp.send_activation"),
                  .recv_activation = g.intern("pp.recv_activation"),
                  .send_grad = g.intern("pp.send_grad"),
@@ -393,7 +403,9 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   double m = static_cast<double>(s.microbatches());
   double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
   auto total = [&](double BlockProgram::*field) {
-    return m * ranks_per_stage * (progs.embed.*field + progs.head.*field + progs.sum_layers(field));
+    const double mtp = progs.mtp ? (*progs.mtp).*field : 0.0;
+    return m * ranks_per_stage *
+           (progs.embed.*field + progs.head.*field + mtp + progs.sum_layers(field));
   };
   g.info.model_flops = total(&BlockProgram::model_flops);
   g.info.hardware_flops = total(&BlockProgram::hardware_flops);

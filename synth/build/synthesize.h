@@ -25,6 +25,7 @@ struct StepPrograms {
   parallel::BlockProgram layer;  // a dense decoder layer
   parallel::BlockProgram head;
   std::optional<parallel::BlockProgram> moe_layer;  // model.moe's layers
+  std::optional<parallel::BlockProgram> mtp;        // multi-token prediction on its own stage
   std::vector<bool> is_moe;                         // per decoder layer
 
   // The program of decoder layer `l`.

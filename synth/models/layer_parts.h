@@ -46,6 +46,9 @@ stg::TensorId mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::Ten
 // table (mtp.cpp).
 stg::TensorId add_mtp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x,
                       stg::TensorId lm_head);
+// The multi-token prediction module's final norm, logits (the shared output layer) and loss,
+// on its hidden states y (mtp.cpp).
+void mtp_loss(stg::Graph& g, const Scenario& s, stg::TensorId y, stg::TensorId lm_head);
 
 // DeepSeek's multi-head latent attention with its norm and residual on the stream x
 // (docs/mla.md).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/models/transformer.h"
 
+#include <algorithm>
+
 #include "synth/models/fp8.h"
 #include "synth/models/layer_parts.h"
 #include "synth/schedule/pipeline_schedule.h"
@@ -68,10 +70,7 @@ TensorId mlp_branch(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln
                 w2);
 }
 
-namespace {
-
-// Elements of the graph's weights (with `experts_only`: of the routed experts').
-double weight_params(const Graph& g, bool experts_only = false) {
+double weight_parameters(const Graph& g, bool experts_only) {
   double n = 0.0;
   for (std::size_t t = 0; t < g.tensors().size(); ++t) {
     if (g.tensors()[t].weight && (g.tensors()[t].expert || !experts_only)) {
@@ -80,6 +79,8 @@ double weight_params(const Graph& g, bool experts_only = false) {
   }
   return n;
 }
+
+namespace {
 
 // Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
 // scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
@@ -159,7 +160,7 @@ Block make_embed(const Scenario& s) {
   TensorId e = g.embedding("embed", ids, table, out);
   TensorId x = g.convert(e, stream_layout(s));
   b.outputs = {x};
-  b.params = weight_params(g);
+  b.params = weight_parameters(g);
   finish_block(b, s, true);
   return b;
 }
@@ -167,17 +168,31 @@ Block make_embed(const Scenario& s) {
 Block make_head(const Scenario& s) {
   Block b{"head", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
-  TensorId x = g.input("x", stream_layout(s), s.training.precision);
+  // After multi-token prediction on a stage of its own, the input is [x; its stream] (2h).
+  const bool after_mtp = s.parallel.mtp_stage_apart() >= 0;
+  Layout in = stream_layout(s);
+  in.labels = after_mtp ? "bsH" : "bsh";
+  const TensorId input = g.input("x", in, s.training.precision);
+  std::vector<TensorId> parts = {input};
+  if (after_mtp) {
+    parts = g.split("mtp.unpass", input, {stream_layout(s), stream_layout(s)});
+  }
+  const TensorId x = parts[0];
   TensorId xn = norm(g, s, "final_norm", x);
   TensorId w = g.weight("lm_head.weight", sharded("vh", 'v', Axis::kTP), s.training.precision);
   TensorId logits = g.einsum("lm_head", "bsh,vh->bsv", xn, w);
   g.loss("loss", logits, 'v', s.training.cross_entropy_fusion);
-  // Multi-token prediction (docs/moe.md): its modules follow the main head on the last stage,
-  // sharing its output layer; its embedding table is the input embedding's, or a copy.
-  const TensorId mtp_table = s.model.mtp_depth > 0 ? add_mtp(g, s, fp8_plan(s), x, w) : -1;
-  b.inputs = {x};
-  b.params = weight_params(g);
-  b.expert_params = weight_params(g, true);
+  if (after_mtp) {
+    mtp_loss(g, s, parts[1], w);
+  }
+  // Multi-token prediction (docs/mla.md): with the head, its modules follow the main head on
+  // the last stage, sharing its output layer; its embedding table is the input embedding's,
+  // or a copy.
+  const TensorId mtp_table =
+      s.model.mtp_depth > 0 && !after_mtp ? add_mtp(g, s, fp8_plan(s), x, w) : -1;
+  b.inputs = {input};
+  b.params = weight_parameters(g);
+  b.expert_params = weight_parameters(g, true);
   // A tied output layer reuses the input embedding's table; across pipeline stages Megatron
   // keeps a copy (with its own gradient and optimizer state) on the last stage instead.
   if (embedding_and_head_share_a_rank(s)) {
@@ -220,22 +235,42 @@ Block make_layer(const Scenario& s, bool backward, bool moe) {
   }
   b.inputs = {x};
   b.outputs = {y};
-  b.params = weight_params(g) + bias_params(s, moe);
-  b.expert_params = weight_params(g, true);
+  b.params = weight_parameters(g) + bias_params(s, moe);
+  b.expert_params = weight_parameters(g, true);
   b.fp8_weight_elements = fp8_weight_elements(g);
   b.fp8_gemms = fp8_gemms(g);
   finish_block(b, s, backward);
   return b;
 }
 
-double weight_parameters(const stg::Graph& g) {
-  return weight_params(g);
-}
-
 std::int64_t first_llm_stage(const Scenario& s) {
   return s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages
              ? s.schedule.encoder_stages
              : 0;
+}
+
+std::int64_t mtp_rank(const Scenario& s) {
+  const std::int64_t apart = s.parallel.mtp_stage_apart();
+  return apart < 0 ? -1
+                   : schedule::Placement(s.schedule, static_cast<int>(s.parallel.pp))
+                         .rank_of(static_cast<int>(apart));
+}
+
+std::vector<std::int64_t> embedding_table_ranks(const Scenario& s) {
+  std::vector<std::int64_t> out = {first_llm_stage(s)};
+  auto add = [&](std::int64_t r) {
+    if (std::find(out.begin(), out.end(), r) == out.end()) {
+      out.push_back(r);
+    }
+  };
+  const bool mtp_with_head = s.model.mtp_depth > 0 && mtp_rank(s) < 0;
+  if ((s.model.tied_embeddings || mtp_with_head) && !embedding_and_head_share_a_rank(s)) {
+    add(s.parallel.pp - 1);
+  }
+  if (mtp_rank(s) >= 0) {
+    add(mtp_rank(s));
+  }
+  return out;
 }
 
 bool embedding_and_head_share_a_rank(const Scenario& s) {
@@ -247,9 +282,12 @@ bool embedding_and_head_share_a_rank(const Scenario& s) {
 }
 
 Blocks build_blocks(const Scenario& s) {
-  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt};
+  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt, std::nullopt};
   if (s.model.moe.on()) {
     b.moe_layer.emplace(make_layer(s, true, true));
+  }
+  if (s.parallel.mtp_stage_apart() >= 0) {
+    b.mtp.emplace(make_mtp_block(s));
   }
   return b;
 }

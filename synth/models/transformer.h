@@ -32,6 +32,7 @@ struct Blocks {
   Block layer;  // a dense decoder layer
   Block head;
   std::optional<Block> moe_layer;  // a decoder layer with the MoE MLP (model.moe)
+  std::optional<Block> mtp;        // multi-token prediction on a stage of its own
 };
 
 // Symbol sizes of a scenario (symbols.cpp): b s t h a g d q f e v c; with model.moe x n i r u
@@ -43,6 +44,10 @@ stg::Layout stream_layout(const Scenario& s);
 
 Blocks build_blocks(const Scenario& s);
 
+// Multi-token prediction on a stage of its own (mtp.cpp): from the main stream x [b, s, h] to
+// [x; its own] [b, s, 2h], which the loss stage's head takes.
+Block make_mtp_block(const Scenario& s);
+
 // One decoder (or, with model.causal off, encoder) layer; `moe`: with the mixture-of-experts
 // MLP. Without `backward` the block is forward only: its activations die with their last
 // forward reader (a frozen or detached encoder).
@@ -52,8 +57,8 @@ Block make_layer(const Scenario& s, bool backward = true, bool moe = false);
 // scenario's framework runs), or marks it forward only.
 void finish_block(Block& b, const Scenario& s, bool backward);
 
-// Elements of the graph's weights.
-double weight_parameters(const stg::Graph& g);
+// Elements of the graph's weights (with `experts_only`: of the routed experts').
+double weight_parameters(const stg::Graph& g, bool experts_only = false);
 
 // Whether the input embedding and the output layer land on the same rank (then a tied
 // table is one parameter; otherwise the last rank keeps a copy synchronised by all-reduce).
@@ -61,6 +66,13 @@ bool embedding_and_head_share_a_rank(const Scenario& s);
 
 // The pipeline rank holding the LLM's embedding: 0, or the first after the encoder's stages.
 std::int64_t first_llm_stage(const Scenario& s);
+// The pipeline rank of the multi-token prediction module a layout puts apart from the loss
+// (parallelism.pipeline_layout's "m|L"); -1 when it sits with the head.
+std::int64_t mtp_rank(const Scenario& s);
+// The pipeline ranks holding an embedding table: the input embedding's first, then those of
+// its copies on other ranks (a tied output layer, multi-token prediction), synchronised with
+// it by an all-reduce of their gradients.
+std::vector<std::int64_t> embedding_table_ranks(const Scenario& s);
 
 // Rows each expert receives from one rank's tokens of a microbatch, times ep (balanced
 // routing, capped by model.moe's capacity factor): the size of the MoE rows dimension 'r'.

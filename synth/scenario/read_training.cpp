@@ -34,7 +34,7 @@ constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
                                                             "cross_entropy_fusion"};
-constexpr std::array<std::string_view, 13> kParallelKeys = {"tp",
+constexpr std::array<std::string_view, 14> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
                                                             "sp",
@@ -46,7 +46,8 @@ constexpr std::array<std::string_view, 13> kParallelKeys = {"tp",
                                                             "last_stage_layers",
                                                             "tp_comm_overlap",
                                                             "async_tp_allreduce",
-                                                            "ep_comm_overlap"};
+                                                            "ep_comm_overlap",
+                                                            "pipeline_layout"};
 
 // Sets `out` (a bool or a std::optional<bool>) from the optional boolean `key` of `n`;
 // absent, the default stays.
@@ -246,6 +247,18 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   }
   if (auto v = n.find("last_stage_layers")) {
     p.last_stage_layers = v->as_int(1, kMaxLayers);
+  }
+  if (auto v = n.find("pipeline_layout")) {
+    if (!p.stage_layers.empty() || p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+      v->fail(
+          "give either pipeline_layout or stage_layers / first_stage_layers / "
+          "last_stage_layers, not both",
+          "the layout's t's give each stage's decoder layers");
+    }
+    p.layout = read_pipeline_layout(*v);
+    for (const PipelineStage& st : p.layout) {
+      p.stage_layers.push_back(st.layers);
+    }
   }
 }
 

@@ -210,6 +210,16 @@ struct TrainingConfig {
   }
 };
 
+// One virtual stage of a pipe as parallelism.pipeline_layout gives it (Megatron-Core's
+// --pipeline-model-parallel-layout): how many embeddings (E), decoder layers (t), multi-token
+// prediction modules (m) and losses (L) it holds, in that order.
+struct PipelineStage {
+  std::int64_t embeddings = 0;
+  std::int64_t layers = 0;
+  std::int64_t mtp = 0;
+  std::int64_t losses = 0;
+};
+
 struct ParallelConfig {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
@@ -242,6 +252,19 @@ struct ParallelConfig {
   std::vector<std::int64_t> stage_layers;
   std::int64_t first_stage_layers = 0;
   std::int64_t last_stage_layers = 0;
+  // Megatron-Core's pipeline layout (empty: none); its decoder layer counts are also in
+  // stage_layers, so the uneven split follows it. A stage may hold no decoder layer.
+  std::vector<PipelineStage> layout;
+  // The stage of a pipe holding the multi-token prediction module when the layout puts it
+  // apart from the loss (DeepSeek-V3's "m|L"); -1: with the head, on the last stage.
+  [[nodiscard]] std::int64_t mtp_stage_apart() const {
+    for (std::size_t i = 0; i + 1 < layout.size(); ++i) {
+      if (layout[i].mtp > 0) {
+        return static_cast<std::int64_t>(i);
+      }
+    }
+    return -1;
+  }
 };
 
 // A vision encoder in front of the LLM (a multimodal model): patch embedding, transformer

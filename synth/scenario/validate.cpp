@@ -139,7 +139,9 @@ void check_shards(const Scenario& s, Violations& out) {
   const bool encoder_stages = s.encoder.present && s.schedule.encoder == EncoderPlacement::kStages;
   const bool uneven =
       !p.stage_layers.empty() || p.first_stage_layers > 0 || p.last_stage_layers > 0;
-  if (uneven) {
+  if (!p.layout.empty()) {
+    detail::check_layout(s, out);
+  } else if (uneven) {
     check_uneven_split(s, out);
   } else if (!encoder_stages) {  // encoder stages: an uneven split
     detail::check_divides(out, "parallelism.pp", p.pp, "pp", m.layers, "model.layers");

@@ -24,6 +24,9 @@ void check_moe(const Scenario& s, Violations& out);
 // DeepSeek's latent attention against the model and the attention kernel (validate_moe.cpp).
 void check_mla(const Scenario& s, Violations& out);
 
+// parallelism.pipeline_layout against the pipeline and the model (validate_layout.cpp).
+void check_layout(const Scenario& s, Violations& out);
+
 // The encoder region and the data mix against the model, the parallelism and the schedule.
 void check_encoder(const Scenario& s, Violations& out);
 

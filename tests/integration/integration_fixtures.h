@@ -168,6 +168,33 @@ inline std::vector<Case> cases() {
   synth::Scenario mtp = moe;
   mtp.model.mtp_depth = 1;
   out.push_back({"moe_mtp_pp2", mtp});
+  // Pipeline layouts (docs/pipeline_schedules.md): multi-token prediction on a stage of its
+  // own before the loss's, its embedding copy and the tied output layer's joining the first
+  // stage's (a group of three); and an interleaved pipe with a stage that holds nothing.
+  synth::Scenario mtp_apart = tiny_like(1, 4, 2);
+  mtp_apart.parallel.sp = false;
+  mtp_apart.model.layers = 3;
+  mtp_apart.training.global_batch = 16;
+  mtp_apart.model.moe = {.experts = 8, .top_k = 2, .expert_ffn = 256};
+  mtp_apart.parallel.ep = 2;
+  mtp_apart.model.mtp_depth = 1;
+  mtp_apart.model.tied_embeddings = true;
+  mtp_apart.parallel.layout = {
+      {.embeddings = 1, .layers = 1}, {.layers = 2}, {.mtp = 1}, {.losses = 1}};
+  mtp_apart.parallel.stage_layers = {1, 2, 0, 0};
+  out.push_back({"moe_pp4_layout_mtp_apart", mtp_apart});
+  synth::Scenario empty_stage = inter;
+  empty_stage.model.tied_embeddings = true;
+  empty_stage.parallel.layout = {{.embeddings = 1, .layers = 1},
+                                 {.layers = 1},
+                                 {.layers = 1},
+                                 {},
+                                 {.layers = 2},
+                                 {.layers = 1},
+                                 {.layers = 1},
+                                 {.layers = 1, .losses = 1}};
+  empty_stage.parallel.stage_layers = {1, 1, 1, 0, 2, 1, 1, 1};
+  out.push_back({"interleaved_layout_empty_stage", empty_stage});
   // Overlapped all-to-alls (docs/moe.md, "Overlap"): combined 1F1B on the interleaved
   // schedule across two nodes, and DualPipeV's pairs, which overlap by default.
   synth::Scenario combined = moe_etp;
