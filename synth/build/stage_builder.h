@@ -2,12 +2,15 @@
 // Internal to synth/: the builder of one rank's execution graph (a pipeline stage of the LLM,
 // with the encoder inline, as stages, transposed, or an encoder device of its own) and the
 // step-wide context it reads. Its parts, one file per role: stage_builder.cpp (the LLM stage:
-// blocks, forward, backward, weight gradients), gradient_reduction.cpp (data-parallel
-// buckets, optimizer, tied-embedding and mirror reductions; the optimizer's kernels are
-// optimizer_step.cpp's), stage_builder_encoder.cpp (the
-// encoder's forward and backward), and one file per encoder placement: encoder_stages.cpp,
-// encoder_transpose.cpp, encoder_separate.cpp. synthesize.cpp sets up the context and runs
-// one builder per rank class.
+// forward, backward, weight gradients, the task loop), stage_layout.cpp (where the blocks
+// sit, their node slots, static memory), gradient_reduction.cpp (data-parallel buckets,
+// optimizer, tied-embedding and mirror reductions; the optimizer's kernels are
+// optimizer_step.cpp's), overlap.cpp (blocking sends, parameter gathers, paired tasks;
+// pair_interleave.cpp re-issues the pairs), stage_builder_encoder.cpp (the encoder's forward
+// and backward), and one file per encoder placement: encoder_stages.cpp,
+// encoder_transpose.cpp, encoder_separate.cpp. synthesize.cpp sets up the context (groups.cpp
+// its communication groups, programs.cpp the block programs) and runs one builder per rank
+// class.
 #pragma once
 
 #include <array>
@@ -258,6 +261,10 @@ class StageBuilder {
   std::vector<std::array<NodeId, 2>> gather_of_block_;
   std::array<double, 2> gathered_params_{};
 };
+
+// Every communication group of the step: mesh axes, DualPipe mirrors, embedding copies
+// (groups.cpp).
+void make_groups(graph::ExecGraph& g, Context& c);
 
 // Whether pipeline sends overlap the next compute (overlap.cpp).
 bool overlaps_p2p(const Scenario& s);

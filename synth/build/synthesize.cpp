@@ -12,7 +12,6 @@
 #include "synth/build/stage_builder.h"
 #include "synth/parallel/encoder_programs.h"
 #include "synth/parallel/mesh.h"
-#include "synth/parallel/tp_overlap.h"
 #include "synth/schedule/pipeline_schedule.h"
 #include "synth/schedule/transpose.h"
 
@@ -24,64 +23,10 @@ using graph::NodeId;
 using graph::RankGraph;
 using parallel::BlockProgram;
 
-StepPrograms build_programs(const Scenario& s) {
-  models::Blocks b = models::build_blocks(s);
-  // Megatron recomputes transformer layers only; embedding and head keep their activations.
-  bool split = schedule::splits_backward(s.schedule.kind);
-  StepPrograms p{parallel::lower(b.embed, Recompute::kNone, split),
-                 parallel::lower(b.layer, s.training.recompute, split),
-                 parallel::lower(b.head, Recompute::kNone, split),
-                 std::nullopt,
-                 std::nullopt,
-                 {}};
-  for (std::int64_t l = 0; l < s.model.layers; ++l) {
-    p.is_moe.push_back(s.model.moe.is_moe_layer(l));
-  }
-  if (b.moe_layer) {
-    p.moe_layer.emplace(parallel::lower(*b.moe_layer, s.training.recompute, split));
-  }
-  if (b.mtp) {  // like the head it follows, not recomputed
-    p.mtp.emplace(parallel::lower(*b.mtp, Recompute::kNone, split));
-  }
-  std::vector<BlockProgram*> layers = {&p.layer};
-  if (p.moe_layer) {
-    layers.push_back(&*p.moe_layer);
-  }
-  // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
-  // layer is a plain ColumnParallelLinear); they need sequence parallelism.
-  for (BlockProgram* prog : layers) {
-    if (s.parallel.overlaps_tp_comm()) {
-      parallel::overlap_tp_comm(*prog, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
-    }
-  }
-  if (!s.parallel.async_tp_allreduce) {
-    layers.push_back(&p.embed);
-    layers.push_back(&p.head);
-    for (BlockProgram* prog : layers) {
-      parallel::serialize_backward_tp_comm(*prog);
-    }
-  }
-  return p;
-}
-
-double StepPrograms::sum_layers(double BlockProgram::*field) const {
-  double sum = 0.0;
-  for (std::size_t l = 0; l < is_moe.size(); ++l) {
-    sum += of_layer(static_cast<std::int64_t>(l)).*field;
-  }
-  return sum;
-}
-
-double grad_bucket_params(const Scenario& s) {
-  if (s.training.grad_bucket_bytes > 0.0) {
-    return s.training.grad_bucket_bytes / s.training.grad_bytes();
-  }
-  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
-}
-
 namespace {
 
 using detail::Context;
+using detail::make_groups;
 using detail::StageBuilder;
 
 std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
@@ -91,81 +36,6 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
     ids.push_back(g.intern(prefix + op.name));
   }
   return ids;
-}
-
-// Every rank's group along each mesh axis (the expert axes' with MoE layers only).
-void make_axis_groups(ExecGraph& g, Context& c) {
-  const auto& mesh = c.mesh;
-  std::array<std::int32_t, stg::kNumAxes> none{};
-  none.fill(-1);
-  c.group_of.assign(static_cast<std::size_t>(c.ranks), none);
-  // Pipeline groups carry no collective but name each rank's send/recv peers. The expert
-  // axes' groups exist with MoE layers: expert-tensor collectives count as TP, the experts'
-  // gradient reduction as DP.
-  constexpr std::array<std::pair<Axis, graph::GroupKind>, 6> kAxes = {
-      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
-      std::pair{Axis::kPP, graph::GroupKind::kPP}, std::pair{Axis::kETP, graph::GroupKind::kTP},
-      std::pair{Axis::kEP, graph::GroupKind::kEP}, std::pair{Axis::kEDP, graph::GroupKind::kDP}};
-  for (auto [axis, kind] : kAxes) {
-    if (mesh.axis_size(axis) == 1 || (axis >= Axis::kETP && !c.s.model.moe.on())) {
-      continue;
-    }
-    for (std::int64_t r = 0; r < mesh.size(); ++r) {
-      auto& slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(axis)];
-      if (slot >= 0) {
-        continue;
-      }
-      graph::Group grp{kind, mesh.group(r, axis)};
-      auto id = static_cast<std::int32_t>(g.groups.size());
-      for (std::int32_t member : grp.ranks) {
-        c.group_of[static_cast<std::size_t>(member)][static_cast<std::size_t>(axis)] = id;
-      }
-      g.groups.push_back(std::move(grp));
-    }
-  }
-}
-
-void make_groups(ExecGraph& g, Context& c) {
-  const auto& mesh = c.mesh;
-  make_axis_groups(g, c);
-  c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
-  const std::int64_t pp = mesh.axis_size(Axis::kPP);
-  if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {
-    for (std::int64_t r = 0; r < mesh.size(); ++r) {
-      std::int64_t st = mesh.coord(r)[Axis::kPP];
-      if (st >= pp / 2) {
-        continue;
-      }
-      auto mirror = mesh.neighbour(r, Axis::kPP, pp - 1 - 2 * st);
-      auto id = static_cast<std::int32_t>(g.groups.size());
-      g.groups.push_back({graph::GroupKind::kPP,
-                          {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
-      c.mirror_group_of[static_cast<std::size_t>(r)] = id;
-      c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
-    }
-  }
-  c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
-  // A tied output layer, or multi-token prediction's embedding, on another rank than the
-  // input embedding: a copy there, whose gradient joins the embedding's.
-  const std::vector<std::int64_t> holders = models::embedding_table_ranks(c.s);
-  if (holders.size() < 2) {
-    return;
-  }
-  for (std::int64_t r = 0; r < mesh.size(); ++r) {
-    const std::int64_t st = mesh.coord(r)[Axis::kPP];
-    if (st != holders.front()) {
-      continue;
-    }
-    graph::Group grp{graph::GroupKind::kPP, {}};
-    for (std::int64_t h : holders) {
-      grp.ranks.push_back(static_cast<std::int32_t>(mesh.neighbour(r, Axis::kPP, h - st)));
-    }
-    auto id = static_cast<std::int32_t>(g.groups.size());
-    for (std::int32_t member : grp.ranks) {
-      c.embed_group_of[static_cast<std::size_t>(member)] = id;
-    }
-    g.groups.push_back(std::move(grp));
-  }
 }
 
 // QK^T and PV of every layer: 4 b s^2 (heads x head_dim) forward, twice that backward, for

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The communication groups of a step (synthesize.cpp sets them up before any rank is built):
+// every mesh axis's groups, DualPipe's mirror pairs, and the embedding group that holds the
+// input embedding's table and its copies.
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "synth/build/stage_builder.h"
+#include "synth/models/transformer.h"
+
+namespace tessera::synth::detail {
+
+namespace {
+
+// Every rank's group along each mesh axis (the expert axes' with MoE layers only).
+void make_axis_groups(graph::ExecGraph& g, Context& c) {
+  const auto& mesh = c.mesh;
+  std::array<std::int32_t, stg::kNumAxes> none{};
+  none.fill(-1);
+  c.group_of.assign(static_cast<std::size_t>(c.ranks), none);
+  // Pipeline groups carry no collective but name each rank's send/recv peers. The expert
+  // axes' groups exist with MoE layers: expert-tensor collectives count as TP, the experts'
+  // gradient reduction as DP.
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 6> kAxes = {
+      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
+      std::pair{Axis::kPP, graph::GroupKind::kPP}, std::pair{Axis::kETP, graph::GroupKind::kTP},
+      std::pair{Axis::kEP, graph::GroupKind::kEP}, std::pair{Axis::kEDP, graph::GroupKind::kDP}};
+  for (auto [axis, kind] : kAxes) {
+    if (mesh.axis_size(axis) == 1 || (axis >= Axis::kETP && !c.s.model.moe.on())) {
+      continue;
+    }
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      auto& slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(axis)];
+      if (slot >= 0) {
+        continue;
+      }
+      graph::Group grp{kind, mesh.group(r, axis)};
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      for (std::int32_t member : grp.ranks) {
+        c.group_of[static_cast<std::size_t>(member)][static_cast<std::size_t>(axis)] = id;
+      }
+      g.groups.push_back(std::move(grp));
+    }
+  }
+}
+
+}  // namespace
+
+void make_groups(graph::ExecGraph& g, Context& c) {
+  const auto& mesh = c.mesh;
+  make_axis_groups(g, c);
+  c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  const std::int64_t pp = mesh.axis_size(Axis::kPP);
+  if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {
+    for (std::int64_t r = 0; r < mesh.size(); ++r) {
+      std::int64_t st = mesh.coord(r)[Axis::kPP];
+      if (st >= pp / 2) {
+        continue;
+      }
+      auto mirror = mesh.neighbour(r, Axis::kPP, pp - 1 - 2 * st);
+      auto id = static_cast<std::int32_t>(g.groups.size());
+      g.groups.push_back({graph::GroupKind::kPP,
+                          {static_cast<std::int32_t>(r), static_cast<std::int32_t>(mirror)}});
+      c.mirror_group_of[static_cast<std::size_t>(r)] = id;
+      c.mirror_group_of[static_cast<std::size_t>(mirror)] = id;
+    }
+  }
+  c.embed_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  // A tied output layer, or multi-token prediction's embedding, on another rank than the
+  // input embedding: a copy there, whose gradient joins the embedding's.
+  const std::vector<std::int64_t> holders = models::embedding_table_ranks(c.s);
+  if (holders.size() < 2) {
+    return;
+  }
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    const std::int64_t st = mesh.coord(r)[Axis::kPP];
+    if (st != holders.front()) {
+      continue;
+    }
+    graph::Group grp{graph::GroupKind::kPP, {}};
+    for (std::int64_t h : holders) {
+      grp.ranks.push_back(static_cast<std::int32_t>(mesh.neighbour(r, Axis::kPP, h - st)));
+    }
+    auto id = static_cast<std::int32_t>(g.groups.size());
+    for (std::int32_t member : grp.ranks) {
+      c.embed_group_of[static_cast<std::size_t>(member)] = id;
+    }
+    g.groups.push_back(std::move(grp));
+  }
+}
+
+}  // namespace tessera::synth::detail

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lowered block programs a step is built from (StepPrograms): embedding, decoder layers
+// (dense and MoE), head, multi-token prediction apart, with TP overlap applied; and the data-
+// parallel bucket size.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "synth/build/synthesize.h"
+#include "synth/models/transformer.h"
+#include "synth/parallel/tp_overlap.h"
+#include "synth/schedule/pipeline_schedule.h"
+
+namespace tessera::synth {
+
+using parallel::BlockProgram;
+
+StepPrograms build_programs(const Scenario& s) {
+  models::Blocks b = models::build_blocks(s);
+  // Megatron recomputes transformer layers only; embedding and head keep their activations.
+  bool split = schedule::splits_backward(s.schedule.kind);
+  StepPrograms p{parallel::lower(b.embed, Recompute::kNone, split),
+                 parallel::lower(b.layer, s.training.recompute, split),
+                 parallel::lower(b.head, Recompute::kNone, split),
+                 std::nullopt,
+                 std::nullopt,
+                 {}};
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    p.is_moe.push_back(s.model.moe.is_moe_layer(l));
+  }
+  if (b.moe_layer) {
+    p.moe_layer.emplace(parallel::lower(*b.moe_layer, s.training.recompute, split));
+  }
+  if (b.mtp) {  // like the head it follows, not recomputed
+    p.mtp.emplace(parallel::lower(*b.mtp, Recompute::kNone, split));
+  }
+  std::vector<BlockProgram*> layers = {&p.layer};
+  if (p.moe_layer) {
+    layers.push_back(&*p.moe_layer);
+  }
+  // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
+  // layer is a plain ColumnParallelLinear); they need sequence parallelism.
+  for (BlockProgram* prog : layers) {
+    if (s.parallel.overlaps_tp_comm()) {
+      parallel::overlap_tp_comm(*prog, {.ag_chunks = s.parallel.tp, .rs_chunks = 4});
+    }
+  }
+  if (!s.parallel.async_tp_allreduce) {
+    layers.push_back(&p.embed);
+    layers.push_back(&p.head);
+    for (BlockProgram* prog : layers) {
+      parallel::serialize_backward_tp_comm(*prog);
+    }
+  }
+  return p;
+}
+
+double StepPrograms::sum_layers(double BlockProgram::*field) const {
+  double sum = 0.0;
+  for (std::size_t l = 0; l < is_moe.size(); ++l) {
+    sum += of_layer(static_cast<std::int64_t>(l)).*field;
+  }
+  return sum;
+}
+
+double grad_bucket_params(const Scenario& s) {
+  if (s.training.grad_bucket_bytes > 0.0) {
+    return s.training.grad_bucket_bytes / s.training.grad_bytes();
+  }
+  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
+}
+
+}  // namespace tessera::synth
