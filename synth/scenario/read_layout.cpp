@@ -15,6 +15,7 @@ namespace tessera::synth::reader {
 namespace {
 
 constexpr std::size_t kMaxExpanded = std::size_t{1} << 20;
+constexpr int kMaxDepth = 16;
 
 class LayoutParser {
  public:
@@ -50,8 +51,12 @@ class LayoutParser {
       }
       std::string item;
       if (c == '(') {
+        if (++depth_ > kMaxDepth) {
+          fail("groups nested more than 16 deep");
+        }
         ++pos_;
         item = sequence(true);
+        --depth_;
         if (pos_ >= text_.size()) {
           fail("a '(' without its ')'");
         }
@@ -104,6 +109,7 @@ class LayoutParser {
   const base::YamlNode& at_;
   std::string text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -54,6 +54,12 @@ TEST(PipelineLayout, MalformedStringsSayWhere) {
   EXPECT_NE(error_of([] { parse("tE|L"); }).find("stage 0 has 'E' after a later part"),
             std::string::npos);
   EXPECT_EQ(error_of([] { parse("t|L)"); }).rfind("t.yaml:1:4: error:", 0), 0U);
+  EXPECT_NE(error_of([] {
+              parse(std::string(40, '(') + "t" + std::string(40, ')'));
+            }).find("groups nested more than 16 deep"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse("(((t*1000)*1000)*1000)"); }).find("more than a million"),
+            std::string::npos);
 }
 
 // DeepSeek-V3-like, small: 4 layers on pp 4 (1F1B), the prediction module apart.
