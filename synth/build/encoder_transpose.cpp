@@ -2,6 +2,7 @@
 // Encoder placement `transpose` (Mpipe): the encoder replicated on every pipeline rank, its
 // steps placed around the body schedule's tasks.
 #include <algorithm>
+#include <vector>
 
 #include "synth/build/stage_builder.h"
 
@@ -13,12 +14,21 @@ void StageBuilder::run_transposed() {
   using schedule::Step;
   const auto& names = c_.enc_misc_names;
   const double params = enc_->params();
-  for (const Step& st : c_.transpose[static_cast<std::size_t>(stage_)]) {
+  const std::vector<Step>& plan = c_.transpose[static_cast<std::size_t>(stage_)];
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const Step& st = plan[i];
     const std::int32_t mb = st.microbatch;
     const auto m = static_cast<std::size_t>(std::max(mb, 0));
     switch (st.kind) {
       case Step::kBody:
-        run_body_task(st.task);
+        // An overlapped pair stays one unit in the plan (transpose.cpp).
+        if (st.task.paired && c_.s.overlaps_ep_comm() && i + 1 < plan.size() &&
+            plan[i + 1].kind == Step::kBody) {
+          run_pair(st.task, plan[i + 1].task);
+          ++i;
+        } else {
+          run_body_task(st.task);
+        }
         break;
       case Step::kParamBroadcast:
         enc_gate_ = dp_collective(

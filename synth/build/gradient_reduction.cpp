@@ -182,14 +182,16 @@ void StageBuilder::gather_params(const GradDomain& d, double total,
   }
 }
 
-// Tied embeddings over several stages: the first stage's table and the last stage's copy
-// sum their gradients over the embedding group (Megatron's _allreduce_embedding_grads).
+// An embedding table on several ranks: the first stage's and its copies (a tied output
+// layer's on the last stage, multi-token prediction's on its stage) sum their gradients over
+// the embedding group (Megatron's _allreduce_embedding_grads). A copy's block is the last of
+// its rank's (the head, or the MTP block just before the loss stage).
 void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   std::int32_t group = c_.embed_group_of[static_cast<std::size_t>(rank_)];
   if (group < 0) {
     return;
   }
-  const bool first = stage_ == llm_first_;  // holds the embedding; the other holds the head
+  const bool first = stage_ == llm_first_;  // holds the embedding; the others a copy
   const StageBlock& b = first ? blocks_.front() : blocks_.back();
   std::size_t k = first ? 0 : blocks_.size() - 1;
   // Megatron's finalize_model_grads: the data-parallel gradient reduction finishes first,

@@ -48,6 +48,9 @@ StepPrograms build_programs(const Scenario& s) {
   if (!s.parallel.async_tp_allreduce) {
     layers.push_back(&p.embed);
     layers.push_back(&p.head);
+    if (p.mtp) {
+      layers.push_back(&*p.mtp);
+    }
     for (BlockProgram* prog : layers) {
       parallel::serialize_backward_tp_comm(*prog);
     }

@@ -248,7 +248,8 @@ RankGraph StageBuilder::build() {
   if (s.schedule.encoder == EncoderPlacement::kTranspose) {
     run_transposed();
   } else {
-    const std::vector<schedule::Task> order = schedule::stage_order(s.schedule, stages_, stage_, m);
+    const std::vector<schedule::Task> order =
+        schedule::stage_order(s.step_schedule(), stages_, stage_, m);
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].paired && s.overlaps_ep_comm() && i + 1 < order.size()) {
         run_pair(order[i], order[i + 1]);

@@ -91,7 +91,7 @@ std::vector<std::vector<schedule::Step>> plan_transpose(const Scenario& s,
                       : schedule::EncoderTraining::kCentralRecompute;
   std::vector<std::vector<schedule::Task>> body;
   for (int r = 0; r < p; ++r) {
-    body.push_back(schedule::stage_order(s.schedule, p, r, m));
+    body.push_back(schedule::stage_order(s.step_schedule(), p, r, m));
   }
   return schedule::transpose(body, schedule::owner_map(mode, p, m, costs), training,
                              mode == schedule::OwnerMap::kMin);

@@ -94,10 +94,6 @@ Scenario read_scenario(const YamlNode& root, const std::string& path) {
   reader::read_training(root.at("training"), s.training);
   reader::read_parallel(root.at("parallelism"), s.parallel);
   s.schedule = reader::read_schedule(root.at("schedule"));
-  // DualPipe(V) pairs by construction; 1F1B and interleaved run combined 1F1B for it.
-  const ScheduleKind k = s.schedule.kind;
-  s.schedule.combined_1f1b =
-      s.overlaps_ep_comm() && (k == ScheduleKind::k1F1B || k == ScheduleKind::kInterleaved);
   reader::read_cluster(root.at("cluster"), s.cluster);
   if (auto e = root.find("encoder")) {
     reader::read_encoder(*e, s.encoder);

@@ -6,6 +6,7 @@
 // for reading only. "Et*3|(tt|)*29,m|L" is DeepSeek-V3's on 32 virtual stages.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "synth/scenario/readers.h"
@@ -13,6 +14,10 @@
 namespace tessera::synth::reader {
 
 namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 constexpr std::size_t kMaxExpanded = std::size_t{1} << 20;
 constexpr int kMaxDepth = 16;
@@ -60,8 +65,11 @@ class LayoutParser {
         if (pos_ >= text_.size()) {
           fail("a '(' without its ')'");
         }
+        if (item.empty()) {
+          fail("an empty group '()'");
+        }
         ++pos_;
-      } else if (c == ',' || c == ' ') {
+      } else if (c == ',' || is_space(c)) {
         ++pos_;
         continue;
       } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
@@ -83,14 +91,22 @@ class LayoutParser {
 
   // `item`, repeated by a following "*n".
   std::string repeated(const std::string& item) {
-    if (pos_ >= text_.size() || text_[pos_] != '*') {
+    std::size_t at = pos_;
+    while (at < text_.size() && is_space(text_[at])) {
+      ++at;
+    }
+    if (at >= text_.size() || text_[at] != '*') {
       return item;
     }
-    ++pos_;
+    pos_ = at + 1;
+    while (pos_ < text_.size() && is_space(text_[pos_])) {
+      ++pos_;
+    }
     std::size_t n = 0;
     const std::size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9' && pos_ - start < 7) {
-      n = n * 10 + static_cast<std::size_t>(text_[pos_] - '0');
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      n = std::min<std::size_t>(n * 10 + static_cast<std::size_t>(text_[pos_] - '0'),
+                                kMaxExpanded + 1);
       ++pos_;
     }
     if (pos_ == start || n == 0) {

@@ -322,8 +322,8 @@ struct ScheduleConfig {
   OwnerMode owners = OwnerMode::kRoundRobin;  // kTranspose
   EncoderBackward encoder_backward = EncoderBackward::kRecompute;  // kTranspose, trained
   // Combined 1F1B (1f1b, interleaved): one more warmup forward, then each steady-state
-  // forward paired with a backward whose all-to-alls it overlaps; set by the loader from
-  // parallelism.ep_comm_overlap (Scenario::overlaps_ep_comm).
+  // forward paired with a backward whose all-to-alls it overlaps. A scenario's step sets it
+  // from parallelism.ep_comm_overlap (Scenario::step_schedule).
   bool combined_1f1b = false;
 };
 
@@ -359,11 +359,22 @@ struct Scenario {
                : 0;
   }
   // Whether paired forwards and backwards overlap their expert-parallel all-to-alls
-  // (parallelism.ep_comm_overlap, defaulting on for DualPipe(V)).
+  // (parallelism.ep_comm_overlap; by default on for DualPipe(V) with the all-to-all
+  // dispatcher and without shared-expert overlap, which exclude it).
   [[nodiscard]] bool overlaps_ep_comm() const {
     const bool dual =
         schedule.kind == ScheduleKind::kDualPipe || schedule.kind == ScheduleKind::kDualPipeV;
-    return parallel.ep_comm_overlap.value_or(dual) && model.moe.on() && parallel.ep > 1;
+    const bool by_default = dual && model.moe.dispatcher == MoeDispatcher::kAllToAll &&
+                            !model.moe.shared_expert_overlap;
+    return parallel.ep_comm_overlap.value_or(by_default) && model.moe.on() && parallel.ep > 1;
+  }
+  // The schedule as the step runs it: combined 1F1B where the overlap asks for it (1f1b and
+  // interleaved; DualPipe(V) pairs by construction).
+  [[nodiscard]] ScheduleConfig step_schedule() const {
+    ScheduleConfig cfg = schedule;
+    cfg.combined_1f1b = overlaps_ep_comm() && (schedule.kind == ScheduleKind::k1F1B ||
+                                               schedule.kind == ScheduleKind::kInterleaved);
+    return cfg;
   }
 };
 

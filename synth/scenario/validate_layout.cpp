@@ -70,7 +70,7 @@ void check_layout(const Scenario& s, Violations& out) {
   const schedule::Placement place(s.schedule, static_cast<int>(s.parallel.pp));
   if (static_cast<int>(l.size()) != place.stages_per_pipe()) {
     out.push_back({kKey, fmt::format("the layout has {} stages, but a pipe of this schedule has "
-                                     "{} (pp={} x {} per rank)",
+                                     "{} (pp={}, {} per rank and pipe)",
                                      l.size(), place.stages_per_pipe(), s.parallel.pp,
                                      place.stages_per_pipe() / s.parallel.pp)});
     return;

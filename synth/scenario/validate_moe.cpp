@@ -51,9 +51,10 @@ void check_allgather_dispatcher(const Scenario& s, Violations& out) {
   }
 }
 
-// Overlapping one microbatch's all-to-alls with another's compute (docs/moe.md, "Overlap"):
-// Megatron-Core's combined 1F1B needs EP > 1, and with pp > 1 the interleaved schedule
-// (Megatron-Bridge's comm-overlap checks); DualPipe(V) pairs by construction.
+// Overlapping one microbatch's all-to-alls with another's compute (docs/moe.md, "Overlap"),
+// when asked for: Megatron-Core's combined 1F1B needs EP > 1, and with pp > 1 the interleaved
+// schedule (Megatron-Bridge's comm-overlap checks); DualPipe(V) pairs by construction. (Its
+// default for DualPipe(V) leaves out what excludes it: Scenario::overlaps_ep_comm.)
 void check_ep_overlap(const Scenario& s, Violations& out) {
   if (!s.parallel.ep_comm_overlap.value_or(false)) {
     return;

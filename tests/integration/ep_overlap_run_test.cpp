@@ -25,7 +25,6 @@ synth::Scenario ep16(bool overlap) {
   s.training.global_batch = 16 * 2 * 8;
   s.parallel.ep = 16;
   s.parallel.ep_comm_overlap = overlap;
-  s.schedule.combined_1f1b = overlap;
   s.cluster.topology = topology::load_topology_preset("dgx-h100-superpod", {});
   return s;
 }

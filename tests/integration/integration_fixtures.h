@@ -201,7 +201,6 @@ inline std::vector<Case> cases() {
   combined.schedule.kind = synth::ScheduleKind::kInterleaved;
   combined.schedule.chunks = 2;
   combined.parallel.ep_comm_overlap = true;
-  combined.schedule.combined_1f1b = true;
   out.push_back({"moe_two_node_interleaved_combined_1f1b", combined});
   synth::Scenario moe_dpv = moe;
   moe_dpv.schedule.kind = synth::ScheduleKind::kDualPipeV;

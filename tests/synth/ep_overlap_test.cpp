@@ -128,7 +128,6 @@ TEST(EpOverlap, BuilderInterleavesThePairsCompute) {
   Scenario s = testing::moe_scenario(1, 8, 8);
   EXPECT_EQ(switches(synthesize(s).classes[0]), 1);
   s.parallel.ep_comm_overlap = true;
-  s.schedule.combined_1f1b = true;
   const graph::ExecGraph g = synthesize(s);
   EXPECT_GE(switches(g.classes[0]), 2 * static_cast<int>(s.model.layers));
 }
@@ -162,6 +161,32 @@ TEST(EpOverlap, BadCombinationsNameTheKey) {
   EXPECT_EQ(v[0].message,
             "ep_comm_overlap overlaps the expert-parallel all-to-alls, which need model.moe and "
             "parallelism.ep > 1");
+}
+
+}  // namespace
+}  // namespace tessera::synth
+
+namespace tessera::synth {
+namespace {
+
+// The step's schedule derives combined 1F1B from the scenario wherever the schedule came from
+// (`compare` replaces it); DualPipe(V)'s default leaves out what excludes the overlap.
+TEST(EpOverlap, StepScheduleDerivesTheOverlapFromTheScenario) {
+  Scenario s = testing::moe_scenario(1, 8, 8);
+  s.parallel.ep_comm_overlap = true;
+  EXPECT_TRUE(s.step_schedule().combined_1f1b);
+  s.schedule = ScheduleConfig{};  // as `compare --schedules 1f1b` sets it
+  EXPECT_TRUE(s.step_schedule().combined_1f1b);
+  s.parallel.ep_comm_overlap.reset();
+  EXPECT_FALSE(s.step_schedule().combined_1f1b);
+  s.schedule.kind = ScheduleKind::kDualPipeV;
+  EXPECT_TRUE(s.overlaps_ep_comm());
+  EXPECT_FALSE(s.step_schedule().combined_1f1b);  // pairs by construction
+  s.model.moe.dispatcher = MoeDispatcher::kAllGather;
+  EXPECT_FALSE(s.overlaps_ep_comm());
+  s.model.moe.dispatcher = MoeDispatcher::kAllToAll;
+  s.model.moe.shared_expert_overlap = true;
+  EXPECT_FALSE(s.overlaps_ep_comm());
 }
 
 }  // namespace

@@ -60,6 +60,13 @@ TEST(PipelineLayout, MalformedStringsSayWhere) {
             std::string::npos);
   EXPECT_NE(error_of([] { parse("(((t*1000)*1000)*1000)"); }).find("more than a million"),
             std::string::npos);
+  EXPECT_NE(error_of([] { parse("t*123456789012|L"); }).find("more than a million"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse("E()*9999999t|L"); }).find("an empty group '()'"),
+            std::string::npos);
+  const auto spaced = parse("E t * 2 |\tt L");  // spaces and tabs for reading
+  ASSERT_EQ(spaced.size(), 2U);
+  EXPECT_EQ(spaced[0].layers, 2);
 }
 
 // DeepSeek-V3-like, small: 4 layers on pp 4 (1F1B), the prediction module apart.
@@ -85,7 +92,7 @@ TEST(PipelineLayout, BadLayoutsNameWhatIsWrong) {
   EXPECT_EQ(message("Et|tt|m|L"), "<none>");
   EXPECT_EQ(message("Et|t|tm|L|"),
             "the layout has 5 stages, but a pipe of this schedule has 4 "
-            "(pp=4 x 1 per rank)");
+            "(pp=4, 1 per rank and pipe)");
   EXPECT_EQ(message("Et|t|m|L"), "the layout has 2 t, but model.layers is 3");
   EXPECT_EQ(message("t|Et|tm|L"), "stage 0 has 0 E; the embedding is the first stage's, once");
   EXPECT_EQ(message("Et|tt|mL|"), "stage 2 has 1 L; the loss is the last stage's, once");
