@@ -73,12 +73,14 @@ std::vector<NodeId> interleaved_order(const RankGraph& g, const TaskPair& p) {
     const bool other_left = head[cur ^ 1U] != end[cur ^ 1U];
     // Switch at the end of a task, at a segment boundary, or when a dependency is the other
     // task's (the smaller head is always ready, so this cannot loop).
-    if (n == end[cur] || (other_left && ((waits[n - p.lo] != 0 && run > 0) || !ready(n)))) {
+    const bool at_end = n == end[cur];
+    const bool issuable = !at_end && ready(n);
+    if (at_end || (other_left && ((waits[n - p.lo] != 0 && run > 0) || !issuable))) {
       cur ^= 1U;
       run = 0;
       continue;
     }
-    if (!ready(n)) {
+    if (!issuable) {
       throw base::InternalError("interleaved_order: a node waits for one not yet issued");
     }
     order.push_back(n);

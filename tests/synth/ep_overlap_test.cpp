@@ -132,12 +132,6 @@ TEST(EpOverlap, BuilderInterleavesThePairsCompute) {
   EXPECT_GE(switches(g.classes[0]), 2 * static_cast<int>(s.model.layers));
 }
 
-}  // namespace
-}  // namespace tessera::synth
-
-namespace tessera::synth {
-namespace {
-
 // The key's bad combinations name it (or the other key) with what is wrong.
 TEST(EpOverlap, BadCombinationsNameTheKey) {
   Scenario s = testing::moe_scenario(1, 8, 8);
@@ -162,12 +156,6 @@ TEST(EpOverlap, BadCombinationsNameTheKey) {
             "ep_comm_overlap overlaps the expert-parallel all-to-alls, which need model.moe and "
             "parallelism.ep > 1");
 }
-
-}  // namespace
-}  // namespace tessera::synth
-
-namespace tessera::synth {
-namespace {
 
 // The step's schedule derives combined 1F1B from the scenario wherever the schedule came from
 // (`compare` replaces it); DualPipe(V)'s default leaves out what excludes the overlap.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/yaml_reader.h"
@@ -44,26 +45,26 @@ TEST(PipelineLayout, ReadsMegatronsLayoutStrings) {
   EXPECT_EQ(e[1].layers + e[1].embeddings + e[1].mtp + e[1].losses, 0);
 }
 
+// The error `layout` gives (its message, "<no error>" when it parses).
+std::string layout_error(const std::string& layout) {
+  return error_of([&] { parse(layout); });
+}
+
 TEST(PipelineLayout, MalformedStringsSayWhere) {
-  EXPECT_NE(error_of([] { parse("Et|(tt|*2"); }).find("a '(' without its ')' at the end"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("Et|x|L"); }).find("unexpected 'x' at character 4"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("Et*0|L"); }).find("expected a repeat count >= 1 after '*'"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("tE|L"); }).find("stage 0 has 'E' after a later part"),
-            std::string::npos);
-  EXPECT_EQ(error_of([] { parse("t|L)"); }).rfind("t.yaml:1:4: error:", 0), 0U);
-  EXPECT_NE(error_of([] {
-              parse(std::string(40, '(') + "t" + std::string(40, ')'));
-            }).find("groups nested more than 16 deep"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("(((t*1000)*1000)*1000)"); }).find("more than a million"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("t*123456789012|L"); }).find("more than a million"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse("E()*9999999t|L"); }).find("an empty group '()'"),
-            std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Et|(tt|*2", "a '(' without its ')' at the end"},
+      {"Et|x|L", "unexpected 'x' at character 4"},
+      {"Et*0|L", "expected a repeat count >= 1 after '*'"},
+      {"tE|L", "stage 0 has 'E' after a later part"},
+      {std::string(40, '(') + "t" + std::string(40, ')'), "groups nested more than 16 deep"},
+      {"(((t*1000)*1000)*1000)", "more than a million"},
+      {"t*123456789012|L", "more than a million"},
+      {"E()*9999999t|L", "an empty group '()'"},
+  };
+  for (const auto& [layout, message] : cases) {
+    EXPECT_NE(layout_error(layout).find(message), std::string::npos) << layout;
+  }
+  EXPECT_EQ(layout_error("t|L)").rfind("t.yaml:1:4: error:", 0), 0U);
   const auto spaced = parse("E t * 2 |\tt L");  // spaces and tabs for reading
   ASSERT_EQ(spaced.size(), 2U);
   EXPECT_EQ(spaced[0].layers, 2);
@@ -128,12 +129,6 @@ TEST(PipelineLayout, MtpApartSendsBothStreamsToTheLossStage) {
   EXPECT_FALSE(build_programs(together).mtp.has_value());
   EXPECT_NEAR(h.info.model_flops, g.info.model_flops, 1e-9 * g.info.model_flops);
 }
-
-}  // namespace
-}  // namespace tessera::synth
-
-namespace tessera::synth {
-namespace {
 
 // The embedding's copies: with a tied output layer on the last rank and the prediction module
 // on the one before, the embedding group holds three ranks, the first stage's first.
