@@ -42,7 +42,8 @@ std::vector<sim::report::ConfigField> scenario_config(const synth::Scenario& s) 
 
 std::string parallelism_label(const synth::Scenario& s) {
   const auto& p = s.parallel;
-  return fmt::format("TP{} PP{} DP{}{}", p.tp, p.pp, p.dp, p.sp ? " SP" : "");
+  const std::string cp = p.cp > 1 ? fmt::format(" CP{}", p.cp) : "";
+  return fmt::format("TP{}{} PP{} DP{}{}", p.tp, cp, p.pp, p.dp, p.sp ? " SP" : "");
 }
 
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,

@@ -146,6 +146,7 @@ struct RankGraph {
 // (zero / empty when unknown, as for an imported trace).
 struct StepConfig {
   std::int64_t tp = 0, pp = 0, dp = 0;
+  std::int64_t cp = 0;  // context parallelism
   bool sp = false;
   std::int64_t micro_batch = 0;   // sequences per microbatch
   std::int64_t global_batch = 0;  // sequences per step

@@ -70,7 +70,7 @@ LayerLoad layer_load(const Scenario& s, std::int64_t layer, std::int64_t moe_ind
   const MoeConfig& m = s.model.moe;
   const std::int64_t ep = s.parallel.ep;
   const double routed =
-      static_cast<double>(s.training.micro_batch * s.training.seq_len / s.parallel.tp * m.top_k);
+      static_cast<double>(s.training.micro_batch * s.local_seq() / s.parallel.tp * m.top_k);
   const double cap = m.capacity_factor > 0.0
                          ? std::ceil(routed * m.capacity_factor / static_cast<double>(m.experts))
                          : std::numeric_limits<double>::infinity();

@@ -10,13 +10,14 @@
 
 namespace tessera::synth::detail {
 
-// The gradient domains of this rank: the dense parameters over the data-parallel group and,
-// with MoE layers, the routed experts' over the expert-data-parallel group (Megatron-Core
-// keeps them in buffers of their own, bucketed and sharded the same way).
+// The gradient domains of this rank: the dense parameters over the data-parallel group with
+// context parallelism and, with MoE layers, the routed experts' over the expert-data-parallel
+// group (Megatron-Core keeps them in buffers of their own, bucketed and sharded the same way).
 std::vector<GradDomain> StageBuilder::grad_domains() const {
   const auto& groups = c_.group_of[static_cast<std::size_t>(rank_)];
-  std::vector<GradDomain> out{
-      {groups[static_cast<std::size_t>(Axis::kDP)], static_cast<double>(c_.s.parallel.dp), false}};
+  const ParallelConfig& p = c_.s.parallel;
+  std::vector<GradDomain> out{{c_.dp_cp_group_of[static_cast<std::size_t>(rank_)],
+                               static_cast<double>(p.dp * p.cp), false}};
   if (c_.s.model.moe.on()) {
     out.push_back({groups[static_cast<std::size_t>(Axis::kEDP)],
                    static_cast<double>(c_.s.parallel.edp()), true});

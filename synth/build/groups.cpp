@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The communication groups of a step (synthesize.cpp sets them up before any rank is built):
-// every mesh axis's groups, DualPipe's mirror pairs, and the embedding group that holds the
-// input embedding's table and its copies.
+// every mesh axis's groups, data with context parallelism, DualPipe's mirror pairs, and the
+// embedding group that holds the input embedding's table and its copies.
 #include <array>
 #include <utility>
 #include <vector>
@@ -22,10 +22,11 @@ void make_axis_groups(graph::ExecGraph& g, Context& c) {
   // Pipeline groups carry no collective but name each rank's send/recv peers. The expert
   // axes' groups exist with MoE layers: expert-tensor collectives count as TP, the experts'
   // gradient reduction as DP.
-  constexpr std::array<std::pair<Axis, graph::GroupKind>, 6> kAxes = {
-      std::pair{Axis::kTP, graph::GroupKind::kTP}, std::pair{Axis::kDP, graph::GroupKind::kDP},
-      std::pair{Axis::kPP, graph::GroupKind::kPP}, std::pair{Axis::kETP, graph::GroupKind::kTP},
-      std::pair{Axis::kEP, graph::GroupKind::kEP}, std::pair{Axis::kEDP, graph::GroupKind::kDP}};
+  constexpr std::array<std::pair<Axis, graph::GroupKind>, 7> kAxes = {
+      std::pair{Axis::kTP, graph::GroupKind::kTP},  std::pair{Axis::kDP, graph::GroupKind::kDP},
+      std::pair{Axis::kPP, graph::GroupKind::kPP},  std::pair{Axis::kCP, graph::GroupKind::kCP},
+      std::pair{Axis::kETP, graph::GroupKind::kTP}, std::pair{Axis::kEP, graph::GroupKind::kEP},
+      std::pair{Axis::kEDP, graph::GroupKind::kDP}};
   for (auto [axis, kind] : kAxes) {
     if (mesh.axis_size(axis) == 1 || (axis >= Axis::kETP && !c.s.model.moe.on())) {
       continue;
@@ -45,11 +46,34 @@ void make_axis_groups(graph::ExecGraph& g, Context& c) {
   }
 }
 
+// The dense parameters' gradients are summed over data and context parallelism together
+// (Megatron's data-parallel group with CP): a group of its own when cp > 1, else DP's.
+void make_dp_cp_groups(graph::ExecGraph& g, Context& c) {
+  constexpr std::array<Axis, 2> kDpCp = {Axis::kCP, Axis::kDP};
+  c.dp_cp_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  for (std::int64_t r = 0; r < c.mesh.size(); ++r) {
+    auto& slot = c.dp_cp_group_of[static_cast<std::size_t>(r)];
+    if (c.mesh.axis_size(Axis::kCP) == 1) {
+      slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(Axis::kDP)];
+    }
+    if (slot >= 0 || c.mesh.axis_size(Axis::kCP) == 1) {
+      continue;
+    }
+    graph::Group grp{graph::GroupKind::kDP, c.mesh.group(r, kDpCp)};
+    auto id = static_cast<std::int32_t>(g.groups.size());
+    for (std::int32_t member : grp.ranks) {
+      c.dp_cp_group_of[static_cast<std::size_t>(member)] = id;
+    }
+    g.groups.push_back(std::move(grp));
+  }
+}
+
 }  // namespace
 
 void make_groups(graph::ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
   make_axis_groups(g, c);
+  make_dp_cp_groups(g, c);
   c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   const std::int64_t pp = mesh.axis_size(Axis::kPP);
   if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {

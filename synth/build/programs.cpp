@@ -70,7 +70,7 @@ double grad_bucket_params(const Scenario& s) {
   if (s.training.grad_bucket_bytes > 0.0) {
     return s.training.grad_bucket_bytes / s.training.grad_bytes();
   }
-  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp));
+  return std::max(40e6, 1e6 * static_cast<double>(s.parallel.dp * s.parallel.cp));
 }
 
 }  // namespace tessera::synth

@@ -88,6 +88,9 @@ struct Context {
   std::int64_t ranks;  // the mesh's, plus the encoder's own devices (kSeparate)
   std::vector<std::vector<std::uint32_t>> names{};                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of{};  // rank -> group per axis
+  // rank -> the dense gradients' group: data parallelism with context parallelism (the DP
+  // group itself when cp = 1)
+  std::vector<std::int32_t> dp_cp_group_of{};
   std::vector<std::int32_t> embed_group_of{};   // rank -> tied-embedding group (first+last stage)
   std::vector<std::int32_t> mirror_group_of{};  // DualPipe: rank -> {r, N-1-r}, the two copies
   P2PNames p2p_names{};

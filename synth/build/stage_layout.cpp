@@ -123,8 +123,8 @@ void StageBuilder::account_static_memory(double params) {
   for (const auto& b : blocks_) {
     experts += b.prog->expert_params;
   }
-  const double dense_bytes =
-      s.training.static_bytes_per_param(dist ? static_cast<double>(s.parallel.dp) : 1.0);
+  const double dense_bytes = s.training.static_bytes_per_param(
+      dist ? static_cast<double>(s.parallel.dp * s.parallel.cp) : 1.0);
   const double expert_bytes =
       s.training.static_bytes_per_param(dist ? static_cast<double>(s.parallel.edp()) : 1.0);
   g_.static_memory =

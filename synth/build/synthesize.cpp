@@ -177,7 +177,7 @@ void check_size(const Scenario& s, const StepPrograms& progs, bool share) {
       (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) * layer_ops +
        static_cast<double>(progs.embed.ops.size() + progs.head.ops.size()));
   double graphs = share ? static_cast<double>(s.parallel.pp)
-                        : static_cast<double>(s.parallel.tp * s.parallel.pp * s.parallel.dp);
+                        : static_cast<double>(s.parallel.stage_ranks() * s.parallel.pp);
   if (per_rank * graphs > kMaxNodes) {
     throw base::InputError(fmt::format(
         "{}: this step needs about {:.3g} execution-graph nodes ({:.3g} per rank graph, {} "
@@ -271,7 +271,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
         llm_classes + static_cast<std::int32_t>(e);
   }
   double m = static_cast<double>(s.microbatches());
-  double ranks_per_stage = static_cast<double>(s.parallel.tp * s.parallel.dp);
+  double ranks_per_stage = static_cast<double>(s.parallel.stage_ranks());
   auto total = [&](double BlockProgram::*field) {
     const double mtp = progs.mtp ? (*progs.mtp).*field : 0.0;
     return m * ranks_per_stage *
@@ -318,6 +318,7 @@ graph::StepConfig step_config(const Scenario& s) {
   c.tp = s.parallel.tp;
   c.pp = s.parallel.pp;
   c.dp = s.parallel.dp;
+  c.cp = s.parallel.cp;
   c.sp = s.parallel.sp;
   c.micro_batch = s.training.micro_batch;
   c.global_batch = s.training.global_batch;

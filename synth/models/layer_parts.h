@@ -36,6 +36,12 @@ struct MlpLabels {
 stg::TensorId mlp_branch(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId ln,
                          const MlpLabels& m);
 
+// The attention core on q [b, s, heads, dq], k [b, t, kv heads, dq], v [b, t, kv heads, dv]:
+// fused attention, reaching the other ranks' keys and values under context parallelism
+// (context_parallel.cpp).
+stg::TensorId core_attention(stg::Graph& g, const Scenario& s, const std::string& name,
+                             stg::TensorId q, stg::TensorId k, stg::TensorId v);
+
 // A decoder layer's attention (MHA/GQA, or latent attention with model.mla) and dense MLP,
 // each with its norm and residual on the stream x.
 stg::TensorId attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);

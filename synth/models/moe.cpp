@@ -19,9 +19,9 @@ using stg::TensorId;
 
 std::int64_t expert_rows(const Scenario& s) {
   const MoeConfig& m = s.model.moe;
-  // A rank holds micro_batch x s/tp tokens (sequence parallelism) and routes k copies of each;
-  // balanced, every expert gets an equal share, rounded up.
-  const std::int64_t routed = s.training.micro_batch * s.training.seq_len / s.parallel.tp * m.top_k;
+  // A rank holds micro_batch x s/(tp x cp) tokens (sequence and context parallelism) and routes k
+  // copies of each; balanced, every expert gets an equal share, rounded up.
+  const std::int64_t routed = s.training.micro_batch * s.local_seq() / s.parallel.tp * m.top_k;
   std::int64_t rows = (routed + m.experts - 1) / m.experts;
   if (m.capacity_factor > 0.0) {  // Megatron's get_capacity: ceil(tokens x k x CF / E)
     const double cap =

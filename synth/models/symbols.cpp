@@ -2,6 +2,8 @@
 // The sizes of a scenario's symbolic dimensions and mesh axes, which every block's tensor
 // graph is written over (transformer.h lists the labels; docs/moe.md and docs/mla.md the
 // mixture-of-experts and latent-attention ones).
+#include <algorithm>
+
 #include "synth/models/transformer.h"
 
 namespace tessera::synth::models {
@@ -17,8 +19,10 @@ stg::SymbolTable symbols_of(const Scenario& s) {
   // One microbatch step processes micro_batch sequences on each data-parallel replica: the
   // batch dimension is micro_batch x dp, sharded over dp.
   sym.bind('b', s.training.micro_batch * s.parallel.dp);
-  sym.bind('s', s.training.seq_len);
-  sym.bind('t', s.training.seq_len);
+  // With context parallelism a rank holds seq_len / cp of each sequence: queries 's' and its
+  // own keys 't'; attention reaches the whole sequence 'T' (docs/context_parallel.md).
+  sym.bind('s', s.local_seq());
+  sym.bind('t', s.local_seq());
   sym.bind('h', m.hidden);
   sym.bind('a', m.heads);
   sym.bind('g', m.kv_heads);
@@ -35,7 +39,7 @@ stg::SymbolTable symbols_of(const Scenario& s) {
     sym.bind('i', s.parallel.etp);
     sym.bind('r', expert_rows(s));
     sym.bind('j', s.parallel.ep);  // the all-gather dispatcher's tokens: [n, j, o, h]
-    sym.bind('o', s.training.micro_batch * s.training.seq_len / s.parallel.tp);
+    sym.bind('o', s.training.micro_batch * s.local_seq() / s.parallel.tp);
     sym.bind('u', m.moe.expert_ffn);
     sym.bind('w', swiglu ? 2 * m.moe.expert_ffn : m.moe.expert_ffn);
     sym.bind('y', m.moe.shared_ffn());
@@ -53,9 +57,17 @@ stg::SymbolTable symbols_of(const Scenario& s) {
     sym.bind('W', a.qk_nope_head_dim + a.v_head_dim);
   }
   sym.bind('H', 2 * m.hidden);  // multi-token prediction: [hidden; embedding]
+  if (s.parallel.cp > 1) {      // docs/context_parallel.md: the CP group's chunks, Ulysses' heads
+    sym.bind('T', s.training.seq_len);
+    sym.bind('p', s.parallel.cp);
+    sym.bind('m', s.parallel.cp);
+    sym.bind('A', m.heads / s.parallel.cp);
+    sym.bind('G', std::max<std::int64_t>(1, m.kv_heads / s.parallel.cp));
+  }
   sym.set_axis(Axis::kTP, s.parallel.tp);
   sym.set_axis(Axis::kDP, s.parallel.dp);
   sym.set_axis(Axis::kPP, s.parallel.pp);
+  sym.set_axis(Axis::kCP, s.parallel.cp);
   sym.set_axis(Axis::kETP, s.parallel.etp);
   sym.set_axis(Axis::kEP, s.parallel.ep);
   sym.set_axis(Axis::kEDP, s.parallel.edp());

@@ -86,7 +86,7 @@ namespace {
 // scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
 TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v) {
   if (s.training.attention == AttentionKernel::kFlash) {
-    return g.attention("attn.core", q, k, v, s.model.causal);
+    return core_attention(g, s, "attn.core", q, k, v);
   }
   auto first = static_cast<stg::OpId>(g.ops().size());
   if (s.model.kv_heads != s.model.heads) {  // repeat K/V heads for the batched GEMMs

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "synth/parallel/mesh.h"
 
+#include <algorithm>
+
 namespace tessera::synth::parallel {
 
 namespace {
@@ -15,15 +17,16 @@ Mesh::Mesh(const ParallelConfig& p) : order_(p.order) {
   dims_[idx(Axis::kTP)] = p.tp;
   dims_[idx(Axis::kDP)] = p.dp;
   dims_[idx(Axis::kPP)] = p.pp;
+  dims_[idx(Axis::kCP)] = p.cp;
   dims_[idx(Axis::kETP)] = p.etp;
   dims_[idx(Axis::kEP)] = p.ep;
   dims_[idx(Axis::kEDP)] = p.edp();
-  size_ = p.tp * p.dp * p.pp;
+  size_ = p.stage_ranks() * p.pp;
 }
 
 Coord Mesh::coord(std::int64_t rank) const {
   Coord c;
-  std::int64_t local = 0;  // the stage-local index: tp and dp in the mesh order
+  std::int64_t local = 0;  // the stage-local index: tp, cp and dp in the mesh order
   std::int64_t stride = 1;
   for (Axis a : order_) {
     auto n = dim(a);
@@ -52,7 +55,7 @@ std::int64_t Mesh::rank_on(Coord c, Axis a) const {
   if (!expert_axis(a)) {
     return rank(c);
   }
-  // Back from the expert coordinates to the stage-local index, then to tp and dp.
+  // Back from the expert coordinates to the stage-local index, then to tp, cp and dp.
   std::int64_t local =
       c[Axis::kETP] + dim(Axis::kETP) * (c[Axis::kEP] + dim(Axis::kEP) * c[Axis::kEDP]);
   for (Axis o : order_) {
@@ -71,6 +74,21 @@ std::vector<std::int32_t> Mesh::group(std::int64_t rank_id, Axis a) const {
     c.at[idx(a)] = i;
     out.push_back(static_cast<std::int32_t>(rank_on(c, a)));
   }
+  return out;
+}
+
+std::vector<std::int32_t> Mesh::group(std::int64_t rank_id, std::span<const Axis> axes) const {
+  std::vector<std::int32_t> out = {static_cast<std::int32_t>(rank_id)};
+  for (Axis a : axes) {
+    std::vector<std::int32_t> next;
+    for (std::int32_t r : out) {
+      for (std::int32_t m : group(r, a)) {
+        next.push_back(m);
+      }
+    }
+    out = std::move(next);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -2,9 +2,11 @@
 // `training:`, `parallelism:` and `data:` (the modality mix, from ranges or a samples file).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "synth/scenario/readers.h"
@@ -34,9 +36,11 @@ constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
                                                             "cross_entropy_fusion"};
-constexpr std::array<std::string_view, 14> kParallelKeys = {"tp",
+constexpr std::array<std::string_view, 16> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
+                                                            "cp",
+                                                            "cp_comm",
                                                             "sp",
                                                             "ep",
                                                             "etp",
@@ -107,16 +111,53 @@ std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& 
   return out;
 }
 
+// Every mesh order a scenario may give, innermost first: the permutations of tp, dp and pp
+// (context parallelism then sits right outside tp, as in Megatron's default tp-cp-ep-dp-pp),
+// and of tp, cp, dp and pp.
+std::span<const std::string_view> mesh_orders() {
+  static const std::vector<std::string> kOrders = [] {
+    std::vector<std::string> out;
+    for (std::vector<std::string> axes : {std::vector<std::string>{"dp", "pp", "tp"},
+                                          std::vector<std::string>{"cp", "dp", "pp", "tp"}}) {
+      do {
+        std::string o;
+        for (const std::string& a : axes) {
+          o += (o.empty() ? "" : "-") + a;
+        }
+        out.push_back(o);
+      } while (std::next_permutation(axes.begin(), axes.end()));
+    }
+    return out;
+  }();
+  static const std::vector<std::string_view> kViews(kOrders.begin(), kOrders.end());
+  return kViews;
+}
+
 std::vector<Axis> read_order(const YamlNode& n) {
-  constexpr std::array<std::string_view, 6> kOrders = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp",
-                                                       "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"};
-  std::string text = n.as_choice(kOrders);
+  const std::string text = n.as_choice(mesh_orders());
+  const bool cp_given = text.find("cp") != std::string::npos;
   std::vector<Axis> out;
   for (std::size_t i = 0; i < text.size(); i += 3) {
-    std::string_view a = std::string_view(text).substr(i, 2);
-    out.push_back(a == "tp" ? Axis::kTP : a == "dp" ? Axis::kDP : Axis::kPP);
+    const std::string_view a = std::string_view(text).substr(i, 2);
+    out.push_back(a == "tp"   ? Axis::kTP
+                  : a == "cp" ? Axis::kCP
+                  : a == "dp" ? Axis::kDP
+                              : Axis::kPP);
+    if (a == "tp" && !cp_given) {
+      out.push_back(Axis::kCP);
+    }
   }
   return out;
+}
+
+// `cp` and `cp_comm` (Megatron's --context-parallel-size and --cp-comm-type).
+void read_context_parallel(const YamlNode& n, ParallelConfig& p) {
+  p.cp = n.has("cp") ? n.at("cp").as_int(1, kMaxDevices) : 1;
+  constexpr std::array<std::string_view, 3> kCpComm = {"p2p", "allgather", "a2a"};
+  if (auto v = n.find("cp_comm")) {
+    const std::string c = v->as_choice(kCpComm);
+    p.cp_comm = c == "p2p" ? CpComm::kP2P : c == "allgather" ? CpComm::kAllGather : CpComm::kA2A;
+  }
 }
 
 // `precision` and `fp8_recipe`. FP8 keeps bf16 tensors (the linear GEMMs run in FP8); the
@@ -225,6 +266,7 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
   if (auto dp = n.find("dp"); dp && !(dp->is_scalar() && dp->as_string() == "auto")) {
     p.dp = dp->as_int(1, kMaxDevices);
   }
+  read_context_parallel(n, p);
   read_bool(n, "sp", p.sp);
   p.ep = n.has("ep") ? n.at("ep").as_int(1, kMaxDevices) : 1;
   p.etp = n.has("etp") ? n.at("etp").as_int(1, kMaxDevices) : 1;

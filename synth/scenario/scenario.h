@@ -54,11 +54,17 @@ inline constexpr ScheduleKind ScheduleKind::kZbH1{"zb-h1"};
 inline constexpr ScheduleKind ScheduleKind::kZbH2{"zb-h2"};
 inline constexpr ScheduleKind ScheduleKind::kDualPipeV{"dualpipev"};
 inline constexpr ScheduleKind ScheduleKind::kDualPipe{"dualpipe"};
-// The mesh axes. TP, DP and PP place every rank; with MoE layers the experts fold the same
-// devices of a pipeline stage into expert-tensor, expert and expert-data parallel axes
-// (Megatron-Core's MoE parallel folding: ETP x EP x EDP = TP x DP, docs/moe.md).
-enum class Axis : unsigned char { kTP, kDP, kPP, kETP, kEP, kEDP };
-constexpr int kNumMeshAxes = 6;
+// The mesh axes. TP, CP, DP and PP place every rank; with MoE layers the experts fold the
+// same devices of a pipeline stage into expert-tensor, expert and expert-data parallel axes
+// (Megatron-Core's MoE parallel folding: ETP x EP x EDP = TP x CP x DP, docs/moe.md).
+enum class Axis : unsigned char { kTP, kDP, kPP, kCP, kETP, kEP, kEDP };
+constexpr int kNumMeshAxes = 7;
+
+// How context-parallel attention reaches the keys and values of the other ranks' sequence
+// chunks (Megatron's --cp-comm-type, docs/context_parallel.md): around a ring of
+// point-to-point transfers, by an all-gather, or by all-to-alls that trade sequence for
+// heads (DeepSpeed-Ulysses).
+enum class CpComm : unsigned char { kP2P, kAllGather, kA2A };
 
 // How a mixture-of-experts router scores the experts before its top-k: a softmax over the
 // experts (Mixtral, Qwen3-MoE) or a sigmoid per expert, renormalised over the chosen ones
@@ -229,7 +235,14 @@ struct ParallelConfig {
   // expert's MLP. The expert-data-parallel size is what the stage's devices leave.
   std::int64_t ep = 1;
   std::int64_t etp = 1;
-  [[nodiscard]] std::int64_t edp() const { return tp * dp / (ep * etp); }
+  // Context parallelism: each rank of a CP group holds 2 of the sequence's 2 x cp chunks
+  // (docs/context_parallel.md); unset cp_comm: Megatron's default, p2p.
+  std::int64_t cp = 1;
+  std::optional<CpComm> cp_comm;
+  [[nodiscard]] CpComm cp_comm_type() const { return cp_comm.value_or(CpComm::kP2P); }
+  // The devices of one pipeline stage.
+  [[nodiscard]] std::int64_t stage_ranks() const { return tp * cp * dp; }
+  [[nodiscard]] std::int64_t edp() const { return stage_ranks() / (ep * etp); }
   // Transformer Engine's userbuffers: the sequence-parallel all-gathers and reduce-scatters
   // pipelined in chunks with their GEMMs (Megatron --tp-comm-overlap, which needs sp);
   // unset: on wherever sp is (Megatron-Core's performance recipes).
@@ -245,7 +258,8 @@ struct ParallelConfig {
   // forward/backward (Megatron-Core's --overlap-moe-expert-parallel-comm, DualPipe); unset:
   // on for DualPipe(V), which pairs by construction, off otherwise (Megatron-Core's default).
   std::optional<bool> ep_comm_overlap;
-  std::vector<Axis> order = {Axis::kTP, Axis::kDP, Axis::kPP};  // innermost first
+  // Innermost first; Megatron's default places CP right outside TP.
+  std::vector<Axis> order = {Axis::kTP, Axis::kCP, Axis::kDP, Axis::kPP};
   // An uneven split of the LLM's layers over the stages of a pipe (synth/parallel/
   // layer_split.h): a count per stage in pipe order (with virtual stages: per virtual stage),
   // or Megatron-Core's first/last-stage counts (0: not given); neither: an even split.
@@ -349,6 +363,8 @@ struct Scenario {
   EncoderConfig encoder;
   DataConfig data;
 
+  // The tokens of a sequence one rank holds: its two chunks of 2 x cp (context parallelism).
+  [[nodiscard]] std::int64_t local_seq() const { return training.seq_len / parallel.cp; }
   [[nodiscard]] std::int64_t microbatches() const {  // per data-parallel replica
     return training.global_batch / (parallel.dp * training.micro_batch);
   }

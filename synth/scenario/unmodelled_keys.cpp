@@ -20,8 +20,7 @@ struct Unmodelled {
 constexpr std::string_view kZeroHint =
     "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
 
-constexpr std::array<Unmodelled, 3> kUnmodelled = {{
-    {"parallelism", "cp", "", "context parallelism", ""},
+constexpr std::array<Unmodelled, 2> kUnmodelled = {{
     {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
     {"training", "zero", "", "ZeRO sharding", kZeroHint},
 }};

@@ -162,8 +162,8 @@ void check_shards(const Scenario& s, Violations& out) {
                    "reduce-scatters with their GEMMs: it needs sp: true"});
   }
   if (p.sp) {
-    detail::check_divides(out, "parallelism.tp", p.tp, "tp", s.training.seq_len,
-                          "training.seq_len");
+    detail::check_divides(out, "parallelism.tp", p.tp, "tp", s.local_seq(),
+                          p.cp > 1 ? "training.seq_len/cp" : "training.seq_len");
   }
 }
 
@@ -176,16 +176,17 @@ void check_devices(const Scenario& s, Violations& out) {
         {"cluster.devices", fmt::format("devices={} leaves none for the LLM after the encoder's {}",
                                         s.cluster.devices, enc)});
   } else if (p.dp < 1) {
-    out.push_back(
-        {"cluster.devices",
-         fmt::format("devices={}{} is not a multiple of tp*pp={}", s.cluster.devices,
-                     enc > 0 ? fmt::format(" - {} encoder devices", enc) : "", p.tp * p.pp)});
-  } else if (p.tp * p.pp * p.dp != llm) {
-    out.push_back(
-        {"cluster.devices", fmt::format("tp*pp*dp = {}*{}*{} = {}{} but the cluster has {} devices",
-                                        p.tp, p.pp, p.dp, p.tp * p.pp * p.dp,
-                                        enc > 0 ? fmt::format(" plus {} encoder devices", enc) : "",
-                                        s.cluster.devices)});
+    out.push_back({"cluster.devices",
+                   fmt::format("devices={}{} is not a multiple of {}={}", s.cluster.devices,
+                               enc > 0 ? fmt::format(" - {} encoder devices", enc) : "",
+                               p.cp > 1 ? "tp*cp*pp" : "tp*pp", p.tp * p.cp * p.pp)});
+  } else if (p.stage_ranks() * p.pp != llm) {
+    const std::string cp = p.cp > 1 ? fmt::format("*{}", p.cp) : "";
+    out.push_back({"cluster.devices",
+                   fmt::format("tp{}*pp*dp = {}{}*{}*{} = {}{} but the cluster has {} devices",
+                               p.cp > 1 ? "*cp" : "", p.tp, cp, p.pp, p.dp, p.stage_ranks() * p.pp,
+                               enc > 0 ? fmt::format(" plus {} encoder devices", enc) : "",
+                               s.cluster.devices)});
   }
 }
 
@@ -255,7 +256,8 @@ std::vector<Violation> validate(const Scenario& s) {
       return out;
     }
   }
-  for (auto check : {check_nodes, check_shards, check_devices, check_batch}) {
+  for (auto check :
+       {check_nodes, check_shards, detail::check_context_parallel, check_devices, check_batch}) {
     check(s, out);
     if (!out.empty()) {
       return out;
@@ -281,7 +283,7 @@ void check_or_throw(const Scenario& s) {
 
 std::int64_t devices_left_dp(const Scenario& s) {
   const std::int64_t llm = s.cluster.devices - s.encoder_devices();
-  const std::int64_t tp_pp = s.parallel.tp * s.parallel.pp;
+  const std::int64_t tp_pp = s.parallel.tp * s.parallel.cp * s.parallel.pp;
   return llm >= 1 && tp_pp >= 1 && llm % tp_pp == 0 ? llm / tp_pp : 0;
 }
 

@@ -36,7 +36,7 @@ std::vector<Violation> validate(const Scenario& s);
 // scenarios built in code, which have no positions.
 void check_or_throw(const Scenario& s);
 
-// The data-parallel size the devices leave after tp x pp (and the encoder's own devices), or
+// The data-parallel size the devices leave after tp x cp x pp (and the encoder's own devices), or
 // 0 when they do not divide.
 std::int64_t devices_left_dp(const Scenario& s);
 

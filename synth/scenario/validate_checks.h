@@ -16,6 +16,9 @@ using Violations = std::vector<Violation>;
 void check_divides(Violations& out, std::string_view key, std::int64_t d, std::string_view dname,
                    std::int64_t n, std::string_view nname);
 
+// Context parallelism against the sequence, the heads and the attention (validate_cp.cpp).
+void check_context_parallel(const Scenario& s, Violations& out);
+
 // FP8 training against the hardware profile (validate_fp8.cpp).
 void check_fp8(const Scenario& s, Violations& out);
 

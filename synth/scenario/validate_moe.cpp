@@ -17,14 +17,17 @@ void check_expert_parallelism(const Scenario& s, Violations& out) {
   const ParallelConfig& p = s.parallel;
   const MoeConfig& m = s.model.moe;
   check_divides(out, "parallelism.ep", p.ep, "ep", m.experts, "model.moe.experts");
-  if ((p.tp * p.dp) % (p.ep * p.etp) != 0) {
+  if (p.stage_ranks() % (p.ep * p.etp) != 0) {
+    const std::string cp = p.cp > 1 ? fmt::format(" x {}", p.cp) : "";
     out.push_back(
         {p.ep > 1 ? "parallelism.ep" : "parallelism.etp",
          fmt::format("ep x etp = {} x {} = {} does not divide the {} devices of a pipeline "
-                     "stage (tp x dp = {} x {}): the experts fold a stage's devices into "
+                     "stage (tp{} x dp = {}{} x {}): the experts fold a stage's devices into "
                      "etp x ep x edp",
-                     p.ep, p.etp, p.ep * p.etp, p.tp * p.dp, p.tp, p.dp),
-         "choose ep and etp whose product divides tp x dp"});
+                     p.ep, p.etp, p.ep * p.etp, p.stage_ranks(), p.cp > 1 ? " x cp" : "", p.tp, cp,
+                     p.dp),
+         p.cp > 1 ? "choose ep and etp whose product divides tp x cp x dp"
+                  : "choose ep and etp whose product divides tp x dp"});
   }
   // Each expert's MLP is sharded over etp; the shared experts over tp, like the dense MLP.
   check_divides(out, "parallelism.etp", p.etp, "etp", m.expert_ffn, "model.moe.expert_ffn");

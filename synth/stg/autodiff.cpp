@@ -308,15 +308,22 @@ void Autodiff::backward_of(OpId id) {
     }
     case OpKind::kAttention: {
       // FlashAttention backward: recompute QK^T, then dV, dP, dQ, dK: 5 matmuls vs 2.
+      // Gathered keys and values are gathered again (context parallelism keeps its own chunk);
+      // with a rank's share of the queries their gradients are partial sums.
+      const TensorId keys = saved_input(op.in[1]);
+      const TensorId values = saved_input(op.in[2]);
       TensorId dq = kernel(op.name + ".bwd", OpClass::kAttention,
-                           {op.in[0], op.in[1], op.in[2], op.out[0], dy}, x0.layout, x0.dtype, 0.0);
+                           {op.in[0], keys, values, op.out[0], dy}, x0.layout, x0.dtype, 0.0);
       Op& k = g_.mutable_op(g_.tensor(dq).producer);
       k.flops = 2.5 * op.flops;
       k.model_flops = 2.0 * op.model_flops;
       k.gemm = op.gemm;
       k.causal = op.causal;
-      TensorId dk = g_.new_tensor(op.name + ".dk", g_.tensor(op.in[1]).layout, x0.dtype);
-      TensorId dv = g_.new_tensor(op.name + ".dv", g_.tensor(op.in[2]).layout, x0.dtype);
+      Layout lk = g_.tensor(op.in[1]).layout;
+      Layout lv = g_.tensor(op.in[2]).layout;
+      lk.partial = lv.partial = op.query_share;
+      TensorId dk = g_.new_tensor(op.name + ".dk", lk, x0.dtype);
+      TensorId dv = g_.new_tensor(op.name + ".dv", lv, x0.dtype);
       k.out.push_back(dk);
       k.out.push_back(dv);
       g_.set_producer(dk, g_.tensor(dq).producer);

@@ -82,6 +82,7 @@ struct Op {
   std::string spec;             // einsum "ab,bc->ac"
   bool causal = false;          // attention masking
   bool attention_core = false;  // recomputed under selective recompute
+  AxisMask query_share = 0;     // kAttention: see Graph::attention
   // FP8 linear layers: the GEMM runs in FP8 (its node carries fp8), and the weight gradient
   // reads `fp8_col`, the forward input's column-wise FP8 copy (docs/fp8.md).
   // The backward quantizes the output gradient with `fp8_grad` (after an amax pass when
@@ -135,7 +136,10 @@ class Graph {
   // The main-gradient accumulation of a weight gradient `dw` (main_grad.add_: reads dw and
   // the buffer, writes the buffer), a tensor of `main` type with dw's layout.
   TensorId accumulate_grad(const std::string& name, TensorId dw, DType main);
-  TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal);
+  // `query_share`: the queries are this rank's share of the sequence over these axes (context
+  // parallelism's gathered keys): the key and value gradients are partial sums over them.
+  TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
+                     AxisMask query_share = 0);
   TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
   // `fused`: one kernel each way (Megatron-Core's cross_entropy_loss_fusion); otherwise
   // Megatron's unfused cross-entropy, pass by pass (docs/formulas.md §4.2).

@@ -126,26 +126,34 @@ TensorId Graph::accumulate_grad(const std::string& name, TensorId dw, DType main
   return acc;
 }
 
-TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v,
-                          bool causal) {
+TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
+                          AxisMask query_share) {
   // q [b,s,a,dq], k [b,t,g,dq] and v [b,t,g,dv]: whole sequences, heads consistently sharded.
-  // Queries and keys may be wider than values (MLA: dq = nope + rope, docs/mla.md).
-  q = convert(q, whole(tensor(q).layout, 's'), phase_);
+  // Keys and values may spell their sequence in two dimensions ([b,p,t,g,d]: a context-
+  // parallel group's chunks). Queries and keys may be wider than values (MLA: dq = nope +
+  // rope, docs/mla.md).
+  q = convert(q, whole(tensor(q).layout, tensor(q).layout.labels[1]), phase_);
+  const Layout lq = tensor(q).layout;
+  double t = 1.0;
   for (TensorId* x : {&k, &v}) {
-    Layout kv = whole(tensor(*x).layout, 't');
-    char kv_heads = kv.find('g') >= 0 ? 'g' : 'a';
-    kv.shard[static_cast<std::size_t>(kv.find(kv_heads))] = tensor(q).layout.axis_of('a');
-    kv.shard[static_cast<std::size_t>(kv.find('b'))] = tensor(q).layout.axis_of('b');
+    Layout kv = tensor(*x).layout;
+    kv.partial = 0;
+    const std::size_t heads = kv.labels.size() - 2;
+    t = 1.0;
+    for (std::size_t d = 1; d < heads; ++d) {
+      kv.shard[d] = kReplicated;
+      t *= static_cast<double>(sym_.size(kv.labels[d]));
+    }
+    kv.shard[heads] = lq.axis_of(lq.labels[2]);
+    kv.shard[0] = lq.axis_of('b');
     *x = convert(*x, kv, phase_);
   }
-  Layout out = tensor(q).layout;
+  Layout out = lq;
   out.labels.back() = tensor(v).layout.labels.back();
   TensorId y = new_tensor(name, out, tensor(q).dtype);
-  const Layout lq = tensor(q).layout;
   double b = static_cast<double>(local_size('b', lq.axis_of('b'), sym_));
-  double heads = static_cast<double>(local_size('a', lq.axis_of('a'), sym_));
-  double s = static_cast<double>(sym_.size('s'));
-  double t = static_cast<double>(sym_.size('t'));
+  double heads = static_cast<double>(local_size(lq.labels[2], lq.shard[2], sym_));
+  double s = static_cast<double>(sym_.size(lq.labels[1]));
   double dq = static_cast<double>(sym_.size(lq.labels.back()));
   double dv = static_cast<double>(sym_.size(out.labels.back()));
   Op op;
@@ -156,6 +164,7 @@ TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, Tenso
   op.phase = phase_;
   op.cls = OpClass::kAttention;
   op.causal = causal;
+  op.query_share = query_share;
   op.model_flops = 2.0 * b * heads * s * t * (dq + dv);       // QK^T and PV, no causal halving
   op.flops = causal ? op.model_flops / 2.0 : op.model_flops;  // the kernel skips masked blocks
   op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(t),

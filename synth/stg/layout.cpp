@@ -55,6 +55,8 @@ std::string_view axis_name(std::uint8_t a) {
       return "dp";
     case static_cast<std::uint8_t>(Axis::kPP):
       return "pp";
+    case static_cast<std::uint8_t>(Axis::kCP):
+      return "cp";
     case static_cast<std::uint8_t>(Axis::kETP):
       return "etp";
     case static_cast<std::uint8_t>(Axis::kEP):

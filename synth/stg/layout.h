@@ -35,7 +35,7 @@ class SymbolTable {
 
  private:
   std::array<std::int64_t, 128> sizes_{};
-  std::array<std::int64_t, kNumAxes> axes_{1, 1, 1, 1, 1, 1};
+  std::array<std::int64_t, kNumAxes> axes_{1, 1, 1, 1, 1, 1, 1};
 };
 
 struct Layout {

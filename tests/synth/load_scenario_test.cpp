@@ -106,7 +106,6 @@ TEST(LoadScenario, AChangedPresetIsLabelledAsChanged) {
 
 TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"parallelism.cp=2", "`parallelism.cp` (context parallelism) is not modelled yet"},
       {"parallelism.zero=3", "`parallelism.zero` (ZeRO sharding) is not modelled yet"},
       {"training.zero=1", "`training.zero` (ZeRO sharding) is not modelled yet"},
   };
