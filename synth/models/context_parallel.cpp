@@ -75,9 +75,7 @@ TensorId sequence_for_heads(Graph& g, const std::string& name, TensorId y, const
 
 TensorId ulysses(Graph& g, const Scenario& s, const std::string& name, TensorId q, TensorId k,
                  TensorId v) {
-  auto group_of = [&](TensorId x) {
-    return g.tensor(x).layout.labels[2] == 'g' ? 'G' : 'A';
-  };
+  auto group_of = [&](TensorId x) { return g.tensor(x).layout.labels[2] == 'g' ? 'G' : 'A'; };
   TensorId qh = heads_for_sequence(g, name + ".a2a_q", q, 'A');
   TensorId kh = heads_for_sequence(g, name + ".a2a_k", k, group_of(k));
   TensorId vh = heads_for_sequence(g, name + ".a2a_v", v, group_of(v));

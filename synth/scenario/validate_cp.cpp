@@ -51,11 +51,10 @@ void check_context_parallel(const Scenario& s, Violations& out) {
     return;
   }
   if (p.cp_comm_type() == CpComm::kP2P) {
-    out.push_back(
-        {p.cp_comm ? "parallelism.cp_comm" : "parallelism.cp",
-         fmt::format("`parallelism.cp_comm: p2p` (ring attention{}) is not modelled yet",
-                     p.cp_comm ? "" : ", Megatron's default"),
-         "set parallelism.cp_comm: allgather or a2a"});
+    out.push_back({p.cp_comm ? "parallelism.cp_comm" : "parallelism.cp",
+                   fmt::format("`parallelism.cp_comm: p2p` (ring attention{}) is not modelled yet",
+                               p.cp_comm ? "" : ", Megatron's default"),
+                   "set parallelism.cp_comm: allgather or a2a"});
   }
   if (s.training.seq_len % (2 * p.cp) != 0) {
     out.push_back({"training.seq_len",
@@ -74,8 +73,8 @@ void check_context_parallel(const Scenario& s, Violations& out) {
                    "use attention: flash"});
   }
   if (s.encoder.present) {
-    out.push_back({"parallelism.cp",
-                   "context parallelism with an encoder region is not modelled yet"});
+    out.push_back(
+        {"parallelism.cp", "context parallelism with an encoder region is not modelled yet"});
   }
 }
 

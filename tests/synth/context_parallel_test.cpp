@@ -109,8 +109,7 @@ TEST(ContextParallel, AttentionFlopsPerRankAreTheCausalTotalOverCpTimesTp) {
 // input after the all-to-all back (at cp = 1 they are one tensor).
 TEST(ContextParallel, ActivationMemoryDividesByCp) {
   auto saved = [](std::int64_t cp, CpComm comm) {
-    return parallel::lower(models::make_layer(cp_scenario(cp, comm)), Recompute::kNone)
-        .saved_bytes;
+    return parallel::lower(models::make_layer(cp_scenario(cp, comm)), Recompute::kNone).saved_bytes;
   };
   const double one = saved(1, CpComm::kAllGather);
   EXPECT_DOUBLE_EQ(saved(2, CpComm::kAllGather) * 2.0, one);
