@@ -63,6 +63,8 @@ std::string_view stream_name(Stream s) {
       return "pp_recv_grad";
     case Stream::kEP:
       return "ep_comm";
+    case Stream::kDPGather:
+      return "dp_gather";
   }
   return "?";
 }

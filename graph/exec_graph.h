@@ -57,15 +57,16 @@ enum class Stream : unsigned char {
   kPPSendBwd,
   kPPRecvFwd,
   kPPRecvBwd,
-  kEP,  // expert-parallel all-to-alls (their own communicator beside TP's)
+  kEP,        // expert-parallel all-to-alls (their own communicator beside TP's)
+  kDPGather,  // ZeRO-3's parameter all-gathers (FSDP's all-gather stream beside the reductions')
 };
-constexpr int kNumStreams = 8;
+constexpr int kNumStreams = 9;
 
 // Compute and collective streams run their nodes in list order. Pipeline sends and receives
 // do not: like NCCL point-to-point operations, each one matches its partner by (peer, tag)
 // and starts as soon as its dependencies allow, so no message waits behind another.
 constexpr bool ordered_stream(Stream s) {
-  return s < Stream::kPPSendFwd || s == Stream::kEP;
+  return s < Stream::kPPSendFwd || s >= Stream::kEP;
 }
 
 // Which part of the step a node belongs to, for the breakdown.

@@ -123,7 +123,7 @@ void fill_p2p(const RankCtx& c, const Node& n, pb::Node& out) {
 }
 
 bool in_order_stream(Stream s) {
-  return s == Stream::kCompute || s == Stream::kTP || s == Stream::kDP || s == Stream::kEP;
+  return graph::ordered_stream(s);
 }
 
 void fill_deps(const RankGraph& rg, NodeId i, NodeId stream_prev, bool has_prev, pb::Node& out) {

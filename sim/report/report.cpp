@@ -40,6 +40,7 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
     for (int i = 0; i < graph::kNumGroupKinds; ++i) {
       m.exposed_comm_s[static_cast<std::size_t>(i)] +=
           k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
+      m.comm_s[static_cast<std::size_t>(i)] += k.comm_s[static_cast<std::size_t>(i)] / n;
     }
     m.idle_s += k.idle_s / n;
     for (std::size_t i = 0; i < m.comm_bytes.size(); ++i) {
@@ -121,8 +122,8 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
              m.tokens_per_s_per_device, m.tokens_per_s);
   fmt::print(out, "  model FLOPs      {:.4g} per step\n", g.info.model_flops);
   fmt::print(out, "  breakdown (mean over ranks):\n");
-  auto row = [&](const std::string& name, double v) {
-    fmt::print(out, "    {:<17} {:>10}  {:5.1f} %\n", name, format_seconds(v), pct(v, t));
+  auto row = [&](const std::string& name, double v, const std::string& more = "") {
+    fmt::print(out, "    {:<17} {:>10}  {:5.1f} %{}\n", name, format_seconds(v), pct(v, t), more);
   };
   row("compute", m.compute_s);
   for (int c = 0; c < graph::kNumOpClasses; ++c) {
@@ -135,8 +136,12 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
   }
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     double e = m.exposed_comm_s[static_cast<std::size_t>(i)];
+    const double busy = m.comm_s[static_cast<std::size_t>(i)];
     if (e > 0.0 || i <= static_cast<int>(graph::GroupKind::kPP)) {
-      row("exposed " + kind_name(i) + " comm", e);
+      row("exposed " + kind_name(i) + " comm", e,
+          busy > 0.0 ? fmt::format("   of {} in flight, {:.1f} % hidden", format_seconds(busy),
+                                   pct(busy - e, busy))
+                     : "");
     }
   }
   row("idle (bubble)", m.idle_s);

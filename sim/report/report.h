@@ -25,6 +25,8 @@ struct Metrics {
   double compute_s = 0.0;
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
+  // Mean over ranks of the time each kind's communication is in flight, hidden or not.
+  std::array<double, graph::kNumGroupKinds> comm_s{};
   double idle_s = 0.0;
   double peak_hbm = 0.0;
   std::int32_t peak_rank = 0;

@@ -98,7 +98,7 @@ RankGraph StageBuilder::build_encoder_device() {
     add_optimizer_step(g_, s.training, c_.optimizer_names, enc_params_, enc_params_, {reduce});
   }
   g_.static_memory =
-      static_cast<std::int64_t>(enc_params_ * (trained ? s.training.static_bytes_per_param(1.0)
+      static_cast<std::int64_t>(enc_params_ * (trained ? s.training.static_bytes_per_param(0, 1.0)
                                                        : base::dtype_bytes(s.training.precision)));
   g_.weight_memory = trained ? static_cast<std::int64_t>(enc_params_ * 2.0) : g_.static_memory;
   g_.grad_memory = trained ? static_cast<std::int64_t>(enc_params_ * s.training.grad_bytes()) : 0;

@@ -17,10 +17,11 @@ std::vector<GradDomain> StageBuilder::grad_domains() const {
   const auto& groups = c_.group_of[static_cast<std::size_t>(rank_)];
   const ParallelConfig& p = c_.s.parallel;
   std::vector<GradDomain> out{{c_.dp_cp_group_of[static_cast<std::size_t>(rank_)],
-                               static_cast<double>(p.dp * p.cp), false}};
+                               static_cast<double>(p.shard_dp() * p.cp), false,
+                               c_.replica_group_of[static_cast<std::size_t>(rank_)]}};
   if (c_.s.model.moe.on()) {
     out.push_back({groups[static_cast<std::size_t>(Axis::kEDP)],
-                   static_cast<double>(c_.s.parallel.edp()), true});
+                   static_cast<double>(c_.s.parallel.edp()), true, -1});
   }
   return out;
 }
@@ -124,20 +125,20 @@ void StageBuilder::gradient_reduction(double params) {
   }
   std::stable_sort(plan.begin(), plan.end(),
                    [](const auto& a, const auto& b) { return a.second.order > b.second.order; });
-  std::vector<NodeId> buckets;
+  // ZeRO-2/3 reduced each unit's gradients after its backward (sharded_units.cpp).
+  std::vector<NodeId> buckets = s.zero_stage() >= 2 ? unit_reductions_ : std::vector<NodeId>{};
   std::vector<std::vector<double>> bucket_params(domains.size());
   for (const auto& [i, b] : plan) {
     const GradDomain& d = domains[i];
+    bucket_params[i].push_back(b.params);
+    if (s.zero_stage() >= 2) {
+      continue;
+    }
     if (d.group < 0) {
       buckets.insert(buckets.end(), b.wgrads.begin(), b.wgrads.end());
       continue;
     }
-    const bool dist = s.training.distributed_optimizer;
-    buckets.push_back(
-        dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce, d.group,
-                      b.params * s.training.grad_bytes(), s.training.grad_dtype(), b.wgrads,
-                      c_.reduction_names.grad_bucket, graph::Phase::kBackward));
-    bucket_params[i].push_back(b.params);
+    buckets.push_back(reduce_bucket(d, b));
   }
   embedding_reduction(buckets);
   // DualPipe: ranks r and N-1-r hold the same two stages (one per direction); their gradients
@@ -153,7 +154,7 @@ void StageBuilder::gradient_reduction(double params) {
   }
   double shard = 0.0;
   for (std::size_t i = 0; i < domains.size(); ++i) {
-    const bool dist = s.training.distributed_optimizer && domains[i].group >= 0;
+    const bool dist = s.zero_stage() >= 1 && domains[i].group >= 0;
     shard += dist ? domain_params[i] / domains[i].ranks : domain_params[i];
   }
   NodeId o = add_optimizer_step(g_, s.training, c_.optimizer_names, params, shard, buckets);
@@ -162,13 +163,30 @@ void StageBuilder::gradient_reduction(double params) {
   }
 }
 
-// The distributed optimizer's parameter all-gathers of domain d after the step. With
+// One bucket of domain d reduced over its group: all-reduced, or with the distributed
+// optimizer reduce-scattered (HSDP: over the shard group, then all-reduced over the replicas).
+NodeId StageBuilder::reduce_bucket(const GradDomain& d, const Bucket& b) {
+  const TrainingConfig& t = c_.s.training;
+  const bool dist = c_.s.zero_stage() >= 1;
+  NodeId r = dp_collective(dist ? graph::CollType::kReduceScatter : graph::CollType::kAllReduce,
+                           d.group, b.params * t.grad_bytes(), t.grad_dtype(), b.wgrads,
+                           c_.reduction_names.grad_bucket, graph::Phase::kBackward);
+  if (d.replicas < 0) {
+    return r;
+  }
+  return dp_collective(graph::CollType::kAllReduce, d.replicas, b.params / d.ranks * t.grad_bytes(),
+                       t.grad_dtype(), {r}, c_.reduction_names.replica_grad,
+                       graph::Phase::kBackward);
+}
+
+// The distributed optimizer's (ZeRO-1 and 2) parameter all-gathers of domain d after the
+// step; ZeRO-3 gathers each unit before its compute instead. With
 // overlap_param_gather the next step's forward gathers the LLM's buckets (param_gathers);
 // what it does not cover (the encoder's parameters) is gathered here.
 void StageBuilder::gather_params(const GradDomain& d, double total,
                                  std::vector<double> bucket_params, NodeId after) {
   const Scenario& s = c_.s;
-  if (!s.training.distributed_optimizer || d.group < 0) {
+  if (s.zero_stage() == 0 || s.zero_stage() == 3 || d.group < 0) {
     return;
   }
   const double gathered = gathered_params_[d.experts ? 1 : 0];
@@ -203,6 +221,9 @@ void StageBuilder::embedding_reduction(std::vector<NodeId>& before_optimizer) {
   }
   const Scenario& s = c_.s;
   double table = static_cast<double>(models::padded_vocab(s) / s.parallel.tp * s.model.hidden);
+  if (s.zero_stage() >= 2) {  // the copies sum their gradient shards
+    table /= grad_domains().front().ranks;
+  }
   before_optimizer.push_back(dp_collective(
       graph::CollType::kAllReduce, group, s.training.grad_bytes() * table, s.training.grad_dtype(),
       deps, c_.reduction_names.embedding_grad, graph::Phase::kBackward));

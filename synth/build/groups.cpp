@@ -2,6 +2,7 @@
 // The communication groups of a step (synthesize.cpp sets them up before any rank is built):
 // every mesh axis's groups, data with context parallelism, DualPipe's mirror pairs, and the
 // embedding group that holds the input embedding's table and its copies.
+#include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
@@ -46,25 +47,62 @@ void make_axis_groups(graph::ExecGraph& g, Context& c) {
   }
 }
 
-// The dense parameters' gradients are summed over data and context parallelism together
-// (Megatron's data-parallel group with CP): a group of its own when cp > 1, else DP's.
-void make_dp_cp_groups(graph::ExecGraph& g, Context& c) {
-  constexpr std::array<Axis, 2> kDpCp = {Axis::kCP, Axis::kDP};
-  c.dp_cp_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
-  for (std::int64_t r = 0; r < c.mesh.size(); ++r) {
-    auto& slot = c.dp_cp_group_of[static_cast<std::size_t>(r)];
-    if (c.mesh.axis_size(Axis::kCP) == 1) {
-      slot = c.group_of[static_cast<std::size_t>(r)][static_cast<std::size_t>(Axis::kDP)];
+// Registers `members` (sorted) as a data-parallel group for each of them in `slot_of`.
+void add_dp_group(graph::ExecGraph& g, std::vector<std::int32_t> members,
+                  std::vector<std::int32_t>& slot_of) {
+  std::sort(members.begin(), members.end());
+  auto id = static_cast<std::int32_t>(g.groups.size());
+  for (std::int32_t m : members) {
+    slot_of[static_cast<std::size_t>(m)] = id;
+  }
+  g.groups.push_back({graph::GroupKind::kDP, std::move(members)});
+}
+
+// The ranks `rank`'s data-parallel coordinate d reaches at DP coordinates `dps`, from each
+// of the ranks in `from` (which share d).
+std::vector<std::int32_t> along_dp(const parallel::Mesh& mesh,
+                                   const std::vector<std::int32_t>& from,
+                                   const std::vector<std::int64_t>& dps, std::int64_t d) {
+  std::vector<std::int32_t> out;
+  for (std::int32_t r : from) {
+    for (std::int64_t to : dps) {
+      out.push_back(static_cast<std::int32_t>(mesh.neighbour(r, Axis::kDP, to - d)));
     }
-    if (slot >= 0 || c.mesh.axis_size(Axis::kCP) == 1) {
+  }
+  return out;
+}
+
+// The dense parameters' gradients are summed over data and context parallelism together
+// (Megatron's data-parallel group with CP): DP's own group when cp = 1. Under HSDP
+// (dp_shard < dp) that group is cut into shard groups of dp_shard consecutive DP ranks (x cp),
+// and the ranks at the same place of each shard group form a replica group.
+void make_dense_groups(graph::ExecGraph& g, Context& c) {
+  const parallel::Mesh& mesh = c.mesh;
+  const std::int64_t dp = mesh.axis_size(Axis::kDP);
+  const std::int64_t shard = c.s.parallel.shard_dp();
+  c.dp_cp_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  c.replica_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
+  for (std::int64_t r = 0; r < mesh.size(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (mesh.axis_size(Axis::kCP) == 1 && shard == dp) {
+      c.dp_cp_group_of[i] = c.group_of[i][static_cast<std::size_t>(Axis::kDP)];
       continue;
     }
-    graph::Group grp{graph::GroupKind::kDP, c.mesh.group(r, kDpCp)};
-    auto id = static_cast<std::int32_t>(g.groups.size());
-    for (std::int32_t member : grp.ranks) {
-      c.dp_cp_group_of[static_cast<std::size_t>(member)] = id;
+    const std::int64_t d = mesh.coord(r)[Axis::kDP];
+    if (c.dp_cp_group_of[i] < 0) {
+      std::vector<std::int64_t> dps;
+      for (std::int64_t j = d - d % shard; j < d - d % shard + shard; ++j) {
+        dps.push_back(j);
+      }
+      add_dp_group(g, along_dp(mesh, mesh.group(r, Axis::kCP), dps, d), c.dp_cp_group_of);
     }
-    g.groups.push_back(std::move(grp));
+    if (shard < dp && c.replica_group_of[i] < 0) {
+      std::vector<std::int64_t> dps;
+      for (std::int64_t j = d % shard; j < dp; j += shard) {
+        dps.push_back(j);
+      }
+      add_dp_group(g, along_dp(mesh, {static_cast<std::int32_t>(r)}, dps, d), c.replica_group_of);
+    }
   }
 }
 
@@ -73,7 +111,7 @@ void make_dp_cp_groups(graph::ExecGraph& g, Context& c) {
 void make_groups(graph::ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
   make_axis_groups(g, c);
-  make_dp_cp_groups(g, c);
+  make_dense_groups(g, c);
   c.mirror_group_of.assign(static_cast<std::size_t>(c.ranks), -1);
   const std::int64_t pp = mesh.axis_size(Axis::kPP);
   if (schedule::placement_shape(c.s.schedule.kind) == schedule::PlacementShape::kDual && pp > 1) {

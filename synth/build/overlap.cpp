@@ -83,7 +83,8 @@ std::vector<std::pair<std::size_t, std::size_t>> grad_buckets(const std::vector<
 void StageBuilder::param_gathers() {
   const Scenario& s = c_.s;
   gather_of_block_.assign(blocks_.size(), {kNone, kNone});
-  if (!s.training.distributed_optimizer || !s.training.overlap_param_gather) {
+  const std::int64_t zero = s.zero_stage();
+  if (zero == 0 || zero == 3 || !s.training.overlap_param_gather) {
     return;
   }
   const std::vector<GradDomain> domains = grad_domains();

@@ -129,9 +129,11 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
       fp8_weight_cast(blocks[k], mb, prev);
     }
     fwd_input_[sl] = prev;
-    wait_params(offset_[static_cast<std::size_t>(chunk)] + k);
-    NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl,
-                              offset_[static_cast<std::size_t>(chunk)] + k);
+    const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
+    wait_params(unit);
+    unit_before(unit, UnitPart::kForward);
+    NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl, unit);
+    unit_forward_done(unit);
     fwd_base_[sl] = base;
     if (blocks[k].prog->fwd_out >= 0) {
       prev = base + static_cast<NodeId>(blocks[k].prog->fwd_out);
@@ -175,8 +177,11 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
     std::int32_t end =
         kind == schedule::Task::kBackward ? static_cast<std::int32_t>(p.ops.size()) : p.w_begin;
     grad_input_[sl] = grad;
-    NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl,
-                              offset_[static_cast<std::size_t>(chunk)] + k);
+    const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
+    unit_before(unit,
+                kind == schedule::Task::kBackward ? UnitPart::kBackward : UnitPart::kInputGrad);
+    NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl, unit);
+    unit_backward_done(unit, kind == schedule::Task::kBackward);
     bwd_base_[sl] = base;
     if (p.bwd_out >= 0) {
       grad = base + static_cast<NodeId>(p.bwd_out - p.n_fwd);
@@ -222,8 +227,11 @@ void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
   for (std::size_t k = blocks.size(); k-- > 0;) {
     const BlockProgram& p = *blocks[k].prog;
     std::size_t sl = slot(mb, chunk, k);
+    const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
+    unit_before(unit, UnitPart::kWeightGrad);
     instantiate(blocks[k], mb, p.w_begin, static_cast<std::int32_t>(p.ops.size()), fwd_input_[sl],
-                grad_input_[sl], sl, offset_[static_cast<std::size_t>(chunk)] + k);
+                grad_input_[sl], sl, unit);
+    unit_backward_done(unit, true);
   }
 }
 

@@ -46,6 +46,7 @@ struct GradDomain {
   std::int32_t group = -1;  // -1: a group of one
   double ranks = 1.0;
   bool experts = false;
+  std::int32_t replicas = -1;  // HSDP: the shard's replicas, reduced after the shard group
 };
 
 // One block of a stage: its program and the layer index used in node names.
@@ -67,6 +68,10 @@ struct ReductionNames {
   std::uint32_t param_wait = 0;      // overlap_param_gather: a block's forward waits for it
   std::uint32_t embedding_grad = 0;  // tied embeddings: first + last stage
   std::uint32_t mirror_grad = 0;     // DualPipe: the two copies' gradients
+  std::uint32_t replica_grad = 0;    // HSDP: a shard's gradients over its replicas
+  // ZeRO-2/3, per unit (a block): weights gathered, waited for and released, gradients
+  // reduce-scattered.
+  std::uint32_t unit_gather = 0, unit_wait = 0, unit_release = 0, unit_reduce = 0;
 };
 struct EncoderNames {
   std::uint32_t merge_features = 0, join_images = 0, send_features = 0, recv_features = 0;
@@ -89,8 +94,9 @@ struct Context {
   std::vector<std::vector<std::uint32_t>> names{};                  // per name table: per op
   std::vector<std::array<std::int32_t, stg::kNumAxes>> group_of{};  // rank -> group per axis
   // rank -> the dense gradients' group: data parallelism with context parallelism (the DP
-  // group itself when cp = 1)
+  // group itself when cp = 1), under HSDP its shard group; and the HSDP replicas' group
   std::vector<std::int32_t> dp_cp_group_of{};
+  std::vector<std::int32_t> replica_group_of{};
   std::vector<std::int32_t> embed_group_of{};   // rank -> tied-embedding group (first+last stage)
   std::vector<std::int32_t> mirror_group_of{};  // DualPipe: rank -> {r, N-1-r}, the two copies
   P2PNames p2p_names{};
@@ -199,6 +205,7 @@ class StageBuilder {
   [[nodiscard]] std::vector<Bucket> plan_buckets(const GradDomain& d,
                                                  const std::vector<GradBlock>& grads) const;
   void gradient_reduction(double params);
+  NodeId reduce_bucket(const GradDomain& d, const Bucket& b);
   void gather_params(const GradDomain& d, double total, std::vector<double> bucket_params,
                      NodeId after);
   // FP8 (fp8_step.cpp): a layer's per-step weight quantization, a chunk's delayed-scaling
@@ -220,6 +227,19 @@ class StageBuilder {
       const std::vector<GradDomain>& domains) const;
   void wait_params(std::size_t k);
   void embedding_reduction(std::vector<NodeId>& before_optimizer);
+  // ZeRO-2/3 (sharded_units.cpp): each block is a unit whose weights (ZeRO-3) are gathered
+  // before its compute and released after, and whose gradients are reduce-scattered after
+  // its backward.
+  enum class UnitPart { kForward, kBackward, kInputGrad, kWeightGrad };
+  void unit_before(std::size_t k, UnitPart part);
+  void unit_forward_done(std::size_t k);
+  void unit_backward_done(std::size_t k, bool wgrads);
+  NodeId unit_gather(std::size_t k, const GradDomain& d, double params, graph::Phase phase);
+  NodeId unit_release(std::size_t k, NodeId end);
+  void unit_reduce(std::size_t k, const GradDomain& d, double params, NodeId end, bool last);
+  [[nodiscard]] double unit_params(std::size_t k, const GradDomain& d) const;
+  [[nodiscard]] bool keeps_units() const;
+  [[nodiscard]] NodeId last_node() const { return static_cast<NodeId>(g_.size() - 1); }
 
   const Context& c_;
   std::int64_t rank_;
@@ -263,6 +283,18 @@ class StageBuilder {
   // the parameters those all-gathers bring.
   std::vector<std::array<NodeId, 2>> gather_of_block_;
   std::array<double, 2> gathered_params_{};
+  // ZeRO-2/3: per block, whether its weights are gathered and its gradient buffer held, and
+  // its backwards so far; the ends of the last two units run (a gather waits for the one
+  // before last: two units unsharded at a time); the last microbatch's reductions.
+  struct UnitState {
+    bool gathered = false;
+    bool grads = false;
+    std::int64_t gathered_bytes = 0;  // what the release frees
+    std::int64_t backwards = 0;
+  };
+  std::vector<UnitState> units_;
+  std::array<NodeId, 2> unit_ends_{kNone, kNone};
+  std::vector<NodeId> unit_reductions_;
 };
 
 // Every communication group of the step: mesh axes, DualPipe mirrors, embedding copies

@@ -74,6 +74,7 @@ void StageBuilder::allocate_slots(std::int32_t m) {
   bwd_base_.assign(fwd_base_.size(), kNone);
   grad_input_.assign(fwd_base_.size(), kNone);
   last_bwd_node_.assign(total_blocks_, {});
+  units_.assign(total_blocks_, {});
   fp8_cast_done_.assign(chunks_.size(), 0);
 }
 
@@ -116,21 +117,26 @@ void StageBuilder::account_static_memory(double params) {
   const Scenario& s = c_.s;
   // Megatron's bytes per parameter: 2 (bf16 weights) + 4 (fp32 main gradients; 2 when they
   // stay fp16) + 12 (fp32 master weights and Adam moments; 16 with the fp32 copy of fp16
-  // gradients), the optimizer's part divided over DP with the distributed optimizer (over EDP
-  // for the routed experts').
-  const bool dist = s.training.distributed_optimizer;
+  // gradients), what the ZeRO stage shards divided over the dense parameters' shard group
+  // (DP x CP, under HSDP dp_shard x CP) and over EDP for the routed experts'.
+  const std::int64_t zero = s.zero_stage();
   double experts = 0.0;
   for (const auto& b : blocks_) {
     experts += b.prog->expert_params;
   }
-  const double dense_bytes = s.training.static_bytes_per_param(
-      dist ? static_cast<double>(s.parallel.dp * s.parallel.cp) : 1.0);
-  const double expert_bytes =
-      s.training.static_bytes_per_param(dist ? static_cast<double>(s.parallel.edp()) : 1.0);
-  g_.static_memory =
-      static_cast<std::int64_t>((params - experts) * dense_bytes + experts * expert_bytes);
-  g_.weight_memory = static_cast<std::int64_t>(params * 2.0);
-  g_.grad_memory = static_cast<std::int64_t>(params * s.training.grad_bytes());
+  const std::vector<GradDomain> domains = grad_domains();
+  const double dense_shards = domains.front().ranks;
+  const double expert_shards = static_cast<double>(s.parallel.edp());
+  auto bytes = [&](double dense_per_param, double expert_per_param) {
+    return static_cast<std::int64_t>((params - experts) * dense_per_param +
+                                     experts * expert_per_param);
+  };
+  g_.static_memory = bytes(s.training.static_bytes_per_param(zero, dense_shards),
+                           s.training.static_bytes_per_param(zero, expert_shards));
+  auto shard = [&](double shards, std::int64_t stage) { return zero >= stage ? shards : 1.0; };
+  g_.weight_memory = bytes(2.0 / shard(dense_shards, 3), 2.0 / shard(expert_shards, 3));
+  g_.grad_memory = bytes(s.training.grad_bytes() / shard(dense_shards, 2),
+                         s.training.grad_bytes() / shard(expert_shards, 2));
   // FP8 weight copies (and their scales), cached over the step, count as weights.
   const auto fp8 = static_cast<std::int64_t>(fp8_static_bytes());
   g_.static_memory += fp8;

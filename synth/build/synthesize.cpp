@@ -226,6 +226,13 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
                        .param_wait = g.intern("dp.param_wait"),
                        .embedding_grad = g.intern("pp.embedding_grad_allreduce"),
                        .mirror_grad = g.intern("pp.mirror_grad_allreduce")};
+  if (s.zero_stage() >= 2 || s.parallel.shard_dp() < s.parallel.dp) {  // not in other graphs
+    c.reduction_names.replica_grad = g.intern("dp.replica_grad_allreduce");
+    c.reduction_names.unit_gather = g.intern("zero.param_gather");
+    c.reduction_names.unit_wait = g.intern("zero.param_wait");
+    c.reduction_names.unit_release = g.intern("zero.param_release");
+    c.reduction_names.unit_reduce = g.intern("zero.grad_reduce_scatter");
+  }
   make_groups(g, c);
   std::optional<parallel::EncoderPrograms> enc;
   std::optional<parallel::EncoderPrograms> enc_whole;  // without tensor or data parallelism

@@ -18,7 +18,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 19> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -35,8 +35,9 @@ constexpr std::array<std::string_view, 18> kTrainingKeys = {"seq_len",
                                                             "transformer_impl",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
-                                                            "cross_entropy_fusion"};
-constexpr std::array<std::string_view, 16> kParallelKeys = {"tp",
+                                                            "cross_entropy_fusion",
+                                                            "reshard_after_forward"};
+constexpr std::array<std::string_view, 18> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
                                                             "cp",
@@ -51,7 +52,9 @@ constexpr std::array<std::string_view, 16> kParallelKeys = {"tp",
                                                             "tp_comm_overlap",
                                                             "async_tp_allreduce",
                                                             "ep_comm_overlap",
-                                                            "pipeline_layout"};
+                                                            "pipeline_layout",
+                                                            "zero",
+                                                            "dp_shard"};
 
 // Sets `out` (a bool or a std::optional<bool>) from the optional boolean `key` of `n`;
 // absent, the default stays.
@@ -151,15 +154,6 @@ std::vector<Axis> read_order(const YamlNode& n) {
 }
 
 // `cp` and `cp_comm` (Megatron's --context-parallel-size and --cp-comm-type).
-void read_context_parallel(const YamlNode& n, ParallelConfig& p) {
-  p.cp = n.has("cp") ? n.at("cp").as_int(1, kMaxDevices) : 1;
-  constexpr std::array<std::string_view, 3> kCpComm = {"p2p", "allgather", "a2a"};
-  if (auto v = n.find("cp_comm")) {
-    const std::string c = v->as_choice(kCpComm);
-    p.cp_comm = c == "p2p" ? CpComm::kP2P : c == "allgather" ? CpComm::kAllGather : CpComm::kA2A;
-  }
-}
-
 // `precision` and `fp8_recipe`. FP8 keeps bf16 tensors (the linear GEMMs run in FP8); the
 // recipe defaults to delayed scaling, Transformer Engine's and Megatron-Core's default.
 void read_precision(const YamlNode& n, TrainingConfig& t) {
@@ -236,6 +230,7 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
                                      : Recompute::kFull;
   }
   read_bool(n, "distributed_optimizer", t.distributed_optimizer);
+  read_bool(n, "reshard_after_forward", t.reshard_after_forward);
   if (auto v = n.find("attention")) {
     t.attention =
         v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
@@ -267,6 +262,7 @@ void read_parallel(const YamlNode& n, ParallelConfig& p) {
     p.dp = dp->as_int(1, kMaxDevices);
   }
   read_context_parallel(n, p);
+  read_sharded_data_parallel(n, p);
   read_bool(n, "sp", p.sp);
   p.ep = n.has("ep") ? n.at("ep").as_int(1, kMaxDevices) : 1;
   p.etp = n.has("etp") ? n.at("etp").as_int(1, kMaxDevices) : 1;

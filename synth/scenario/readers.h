@@ -31,6 +31,9 @@ void read_moe(const base::YamlNode& n, MoeConfig& m, std::int64_t layers);
 void read_mla(const base::YamlNode& n, MlaConfig& m);
 void read_training(const base::YamlNode& n, TrainingConfig& t);
 void read_parallel(const base::YamlNode& n, ParallelConfig& p);
+// parallelism.cp and cp_comm; zero and dp_shard (read_sharding.cpp).
+void read_context_parallel(const base::YamlNode& n, ParallelConfig& p);
+void read_sharded_data_parallel(const base::YamlNode& n, ParallelConfig& p);
 // parallelism.pipeline_layout (read_layout.cpp): the stages of a pipe, with file:line:col
 // errors for a malformed string.
 std::vector<PipelineStage> read_pipeline_layout(const base::YamlNode& v);

@@ -209,11 +209,17 @@ struct TrainingConfig {
   // fp32 copy of fp16 main gradients (Megatron-LM docs/user-guide/features/dist_optimizer.md:
   // 20 bytes per parameter for fp16 parameters and gradients, 18 for bf16 with fp32 ones).
   [[nodiscard]] double optimizer_state_bytes() const { return fp32_grads() ? 12.0 : 16.0; }
-  // Static bytes per parameter: 2 (weight) + main gradient + the optimizer's state, that
-  // divided over `optimizer_shards` (the distributed optimizer's DP ranks; 1 without it).
-  [[nodiscard]] double static_bytes_per_param(double optimizer_shards) const {
-    return 2.0 + grad_bytes() + optimizer_state_bytes() / optimizer_shards;
+  // Static bytes per parameter, 2 (weight) + main gradient + the optimizer's state, under ZeRO
+  // stage `zero` over `shards` ranks: 1 (the distributed optimizer) shards the optimizer's
+  // state, 2 also the main gradients, 3 also the weights (Rajbhandari et al. 2020, Fig. 1;
+  // docs/sharded_data_parallel.md).
+  [[nodiscard]] double static_bytes_per_param(std::int64_t zero, double shards) const {
+    auto part = [&](std::int64_t stage) { return zero >= stage ? shards : 1.0; };
+    return 2.0 / part(3) + grad_bytes() / part(2) + optimizer_state_bytes() / part(1);
   }
+  // ZeRO-3: gather each unit's weights again before its backward (PyTorch FSDP2's
+  // reshard_after_forward, Megatron-FSDP's default); unset: true.
+  std::optional<bool> reshard_after_forward;
 };
 
 // One virtual stage of a pipe as parallelism.pipeline_layout gives it (Megatron-Core's
@@ -243,6 +249,12 @@ struct ParallelConfig {
   // The devices of one pipeline stage.
   [[nodiscard]] std::int64_t stage_ranks() const { return tp * cp * dp; }
   [[nodiscard]] std::int64_t edp() const { return stage_ranks() / (ep * etp); }
+  // Sharded data parallelism (docs/sharded_data_parallel.md): the ZeRO stage (unset: 1 with
+  // training.distributed_optimizer, which every stage from 1 on implies, else 0), and HSDP's
+  // shard-group size within DP (0: all of dp; the rest of dp replicates).
+  std::optional<std::int64_t> zero;
+  std::int64_t dp_shard = 0;
+  [[nodiscard]] std::int64_t shard_dp() const { return dp_shard > 0 ? dp_shard : dp; }
   // Transformer Engine's userbuffers: the sequence-parallel all-gathers and reduce-scatters
   // pipelined in chunks with their GEMMs (Megatron --tp-comm-overlap, which needs sp);
   // unset: on wherever sp is (Megatron-Core's performance recipes).
@@ -365,6 +377,14 @@ struct Scenario {
 
   // The tokens of a sequence one rank holds: its two chunks of 2 x cp (context parallelism).
   [[nodiscard]] std::int64_t local_seq() const { return training.seq_len / parallel.cp; }
+  // The ZeRO stage: parallelism.zero, or 1 for training.distributed_optimizer.
+  [[nodiscard]] std::int64_t zero_stage() const {
+    return parallel.zero.value_or(training.distributed_optimizer ? 1 : 0);
+  }
+  // ZeRO-3 gathers a unit's weights again for its backward.
+  [[nodiscard]] bool reshards_after_forward() const {
+    return training.reshard_after_forward.value_or(true);
+  }
   [[nodiscard]] std::int64_t microbatches() const {  // per data-parallel replica
     return training.global_batch / (parallel.dp * training.micro_batch);
   }

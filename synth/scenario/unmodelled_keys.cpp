@@ -17,12 +17,12 @@ struct Unmodelled {
   std::string_view hint;
 };
 
-constexpr std::string_view kZeroHint =
-    "training.distributed_optimizer: true models ZeRO-1's sharded optimizer states";
-
 constexpr std::array<Unmodelled, 2> kUnmodelled = {{
-    {"parallelism", "zero", "", "ZeRO sharding", kZeroHint},
-    {"training", "zero", "", "ZeRO sharding", kZeroHint},
+    {"parallelism", "cp_comm", "a2a+p2p",
+     "Transformer Engine's hierarchical context parallelism, all-to-all inside a ring",
+     "cp_comm: a2a or allgather model the two halves"},
+    {"training", "fp8_param_gather", "", "Megatron's FP8 weights in the parameter all-gather",
+     "the all-gathers move bf16 weights (docs/sharded_data_parallel.md)"},
 }};
 
 }  // namespace

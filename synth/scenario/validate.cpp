@@ -264,6 +264,7 @@ std::vector<Violation> validate(const Scenario& s) {
     }
   }
   check_tensor_sizes(s, out);
+  detail::check_sharded_data_parallel(s, out);
   detail::check_fp8(s, out);
   detail::check_moe(s, out);
   detail::check_mla(s, out);

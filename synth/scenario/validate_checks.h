@@ -19,6 +19,9 @@ void check_divides(Violations& out, std::string_view key, std::int64_t d, std::s
 // Context parallelism against the sequence, the heads and the attention (validate_cp.cpp).
 void check_context_parallel(const Scenario& s, Violations& out);
 
+// ZeRO stages and HSDP against the data-parallel size (validate_zero.cpp).
+void check_sharded_data_parallel(const Scenario& s, Violations& out);
+
 // FP8 training against the hardware profile (validate_fp8.cpp).
 void check_fp8(const Scenario& s, Violations& out);
 

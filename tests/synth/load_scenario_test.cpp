@@ -106,8 +106,12 @@ TEST(LoadScenario, AChangedPresetIsLabelledAsChanged) {
 
 TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"parallelism.zero=3", "`parallelism.zero` (ZeRO sharding) is not modelled yet"},
-      {"training.zero=1", "`training.zero` (ZeRO sharding) is not modelled yet"},
+      {"parallelism.cp_comm=a2a+p2p",
+       "`parallelism.cp_comm: a2a+p2p` (Transformer Engine's hierarchical context parallelism, "
+       "all-to-all inside a ring) is not modelled yet"},
+      {"training.fp8_param_gather=true",
+       "`training.fp8_param_gather` (Megatron's FP8 weights in the parameter all-gather) is not "
+       "modelled yet"},
   };
   for (const auto& [set, message] : cases) {
     std::string e = error_of([&] { (void)tiny({set}); });
