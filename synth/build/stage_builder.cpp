@@ -189,30 +189,8 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
   }
   bwd_out_[mc + static_cast<std::size_t>(chunk)] = grad;
   fp8_amax_update(mb, chunk, graph::Phase::kBackward, grad);
-  if (vs == llm_first_ && enc_ != nullptr && c_.s.encoder.trainable &&
-      features_[static_cast<std::size_t>(mb)] != kNone) {
-    // dL/dfeatures: the image positions of the first layer's input gradient, copied out.
-    feature_grad_[static_cast<std::size_t>(mb)] =
-        marker(c_.enc_misc_names.feature_grad, mb, {grad}, enc_->feature_bytes(mb), 0);
-    if (inline_encoder_) {
-      encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
-    }
-    if (enc_stages_ > 0) {
-      p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
-          enc_->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
-          c_.enc_misc_names.feature_grad_p2p, mb);
-    }
-    // Without SP every TP rank holds the whole (replicated) gradient: the first one sends it,
-    // the others need no copy.
-    bool sender = c_.s.parallel.sp || c_.mesh.coord(rank_)[Axis::kTP] == 0;
-    if (c_.s.encoder_devices() > 0 && !sender) {
-      g_.nodes[feature_grad_[static_cast<std::size_t>(mb)]].mem_alloc = 0;
-    }
-    if (c_.s.encoder_devices() > 0 && sender) {
-      p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
-          encoder_tag(mb, EncoderMessage::kFeatureGrads), enc_->feature_bytes(mb),
-          feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names.feature_grad_p2p, mb);
-    }
+  if (vs == llm_first_) {
+    feature_grad_out(mb, vs, grad);
   }
   const std::int32_t before = place_->prev_stage(vs);
   if (before >= 0 && before >= enc_stages_ && rank_of_stage(before) != rank_) {

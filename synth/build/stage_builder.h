@@ -134,6 +134,7 @@ class StageBuilder {
  private:
   void forward(std::int32_t mb, std::int32_t chunk);
   void backward(std::int32_t mb, std::int32_t chunk, schedule::Task::Kind kind);
+  void feature_grad_out(std::int32_t mb, std::int32_t vs, NodeId grad);
   void weight(std::int32_t mb, std::int32_t chunk);
   void place_blocks();
   void allocate_slots(std::int32_t m);

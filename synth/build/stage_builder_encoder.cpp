@@ -116,4 +116,35 @@ NodeId StageBuilder::encoder_backward(std::int32_t mb, NodeId grad_in, std::size
   return outs.size() == 1 ? outs[0] : marker(c_.enc_misc_names.join_images, mb, outs, 0, 0);
 }
 
+// The first LLM stage's gradient of a trainable encoder's features (dL/dfeatures): copied
+// out of the first layer's input gradient and handed to the encoder, here or on its stage or
+// device.
+void StageBuilder::feature_grad_out(std::int32_t mb, std::int32_t vs, NodeId grad) {
+  if (enc_ == nullptr || !c_.s.encoder.trainable ||
+      features_[static_cast<std::size_t>(mb)] == kNone) {
+    return;
+  }
+  feature_grad_[static_cast<std::size_t>(mb)] =
+      marker(c_.enc_misc_names.feature_grad, mb, {grad}, enc_->feature_bytes(mb), 0);
+  if (inline_encoder_) {
+    encoder_backward(mb, feature_grad_[static_cast<std::size_t>(mb)]);
+  }
+  if (enc_stages_ > 0) {
+    p2p(graph::NodeKind::kSend, rank_of_stage(vs - 1), tag(mb, vs - 1, true),
+        enc_->feature_bytes(mb), feature_grad_[static_cast<std::size_t>(mb)],
+        c_.enc_misc_names.feature_grad_p2p, mb);
+  }
+  // Without SP every TP rank holds the whole (replicated) gradient: the first one sends it,
+  // the others need no copy.
+  bool sender = c_.s.parallel.sp || c_.mesh.coord(rank_)[Axis::kTP] == 0;
+  if (c_.s.encoder_devices() > 0 && !sender) {
+    g_.nodes[feature_grad_[static_cast<std::size_t>(mb)]].mem_alloc = 0;
+  }
+  if (c_.s.encoder_devices() > 0 && sender) {
+    p2p(graph::NodeKind::kSend, encoder_device_of(c_.mesh.coord(rank_)[Axis::kDP], mb),
+        encoder_tag(mb, EncoderMessage::kFeatureGrads), enc_->feature_bytes(mb),
+        feature_grad_[static_cast<std::size_t>(mb)], c_.enc_misc_names.feature_grad_p2p, mb);
+  }
+}
+
 }  // namespace tessera::synth::detail
