@@ -11,6 +11,8 @@
 #   effects-table     the per-effect breakdown validation_test writes (effects_table.md)
 #   h100-public-table the shipped H100 scenarios beside public measurements (h100_public_table.md)
 #   layer-table       one layer of Korthikanti's 22B model beside its Table 4 (layer_table.md)
+#   fsdp-run          build/tessera run scenarios/llama3-8b-fsdp-h100.yaml, in a code fence
+#   fsdp-variants     the same scenario with each --set of fsdp_variants below, one table row each
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,25 @@ trap 'rm -rf "$tmp"' EXIT
   "$build/tessera" run scenarios/tiny.yaml
   echo '```'
 } >"$tmp/tiny-run"
+fsdp=scenarios/llama3-8b-fsdp-h100.yaml
+{
+  echo '```'
+  "$build/tessera" run "$fsdp"
+  echo '```'
+} >"$tmp/fsdp-run"
+fsdp_variants=("parallelism.zero=3" "training.reshard_after_forward=false" "parallelism.zero=2"
+               "parallelism.zero=1" "parallelism.dp_shard=4")
+{
+  echo '| `--set` | step time | exposed dp comm | dp comm in flight | hidden | peak HBM (rank 0) |'
+  echo '|---|---|---|---|---|---|'
+  for v in "${fsdp_variants[@]}"; do
+    "$build/tessera" run "$fsdp" --set "$v" | awk -v v="$v" '
+      /^  step time / { step = $3 " " $4 }
+      /^    exposed dp comm / { exposed = $4 " " $5; flight = $9 " " $10; hidden = $13 " %" }
+      /^  peak HBM / { peak = $3 " " $4 }
+      END { printf "| `%s` | %s | %s | %s | %s | %s |\n", v, step, exposed, flight, hidden, peak }'
+  done
+} >"$tmp/fsdp-variants"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"
