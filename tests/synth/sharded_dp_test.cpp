@@ -128,8 +128,9 @@ TEST(ShardedDataParallel, StaticMemoryPerParameterFollowsTheShards) {
   const double f = 4.0;
   const double expect[] = {18.0, 6.0 + 12.0 / f, 2.0 + 16.0 / f, 18.0 / f};
   for (std::int64_t zero = 0; zero <= 3; ++zero) {
-    const graph::RankGraph& g = synthesize(zero_scenario(zero)).graph_of(0);
-    EXPECT_NEAR(static_cast<double>(g.static_memory) / p, expect[zero], 1e-6) << "zero " << zero;
+    const graph::ExecGraph g = synthesize(zero_scenario(zero));
+    EXPECT_NEAR(static_cast<double>(g.graph_of(0).static_memory) / p, expect[zero], 1e-6)
+        << "zero " << zero;
   }
   Scenario hsdp = zero_scenario(3);
   hsdp.parallel.dp_shard = 2;
