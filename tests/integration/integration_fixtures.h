@@ -207,6 +207,14 @@ inline std::vector<Case> cases() {
   moe_dpv.model.layers = 4;
   moe_dpv.training.global_batch = 16;
   out.push_back({"moe_dualpipev_ep4", moe_dpv});
+  // Sharded data parallelism: ZeRO-3 over the data-parallel group, and HSDP (shards of 2).
+  synth::Scenario zero3 = tiny_like(1, 2, 4);
+  zero3.training.global_batch = 16;
+  zero3.parallel.zero = 3;
+  out.push_back({"zero3_pp2_dp4", zero3});
+  synth::Scenario hsdp = zero3;
+  hsdp.parallel.dp_shard = 2;
+  out.push_back({"hsdp_zero3_pp2_dp4_shard2", hsdp});
   for (const Case& c : out) {
     synth::check_or_throw(c.scenario);  // what the loader would accept, checked the same way
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace tessera::exec {
@@ -17,7 +18,9 @@ GroupClasses classify_groups(const graph::ExecGraph& graph,
   GroupClasses gc;
   gc.class_of_group.assign(graph.groups.size(), -1);
   gc.groups_of_rank.resize(static_cast<std::size_t>(graph.num_ranks));
-  std::map<std::pair<int, std::vector<std::int32_t>>, std::int32_t> ids;
+  // Kind, member offsets from the lowest member, member classes.
+  using Key = std::tuple<int, std::vector<std::int32_t>, std::vector<std::int32_t>>;
+  std::map<Key, std::int32_t> ids;
   for (std::size_t g = 0; g < graph.groups.size(); ++g) {
     const graph::Group& group = graph.groups[g];
     std::vector<std::int32_t> classes;
@@ -27,11 +30,16 @@ GroupClasses classify_groups(const graph::ExecGraph& graph,
       gc.groups_of_rank[static_cast<std::size_t>(r)].push_back(static_cast<std::int32_t>(g));
     }
     std::sort(classes.begin(), classes.end());
+    std::vector<std::int32_t> offsets(group.ranks.begin(), group.ranks.end());
+    std::sort(offsets.begin(), offsets.end());
+    for (std::size_t i = offsets.size(); i-- > 0;) {
+      offsets[i] -= offsets[0];
+    }
     std::int32_t distinct = 0;
     for (std::size_t i = 0; i < classes.size(); ++i) {
       distinct += (i == 0 || classes[i] != classes[i - 1]) ? 1 : 0;
     }
-    auto key = std::make_pair(static_cast<int>(group.kind), std::move(classes));
+    Key key{static_cast<int>(group.kind), std::move(offsets), std::move(classes)};
     auto [it, inserted] =
         ids.try_emplace(std::move(key), static_cast<std::int32_t>(gc.groups.size()));
     if (inserted) {

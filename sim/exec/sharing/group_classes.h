@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Equivalence classes of communication groups under rank classes: two groups are equivalent
-// when they serve the same parallel dimension and their members fall into the same multiset
-// of rank classes (or subclasses). One representative rank's collective on a group stands
-// for all of them.
+// when they serve the same parallel dimension with the same shape (their members' offsets
+// from the lowest member) and their members fall into the same multiset of rank classes (or
+// subclasses). One representative rank's collective on a group stands for all of them. The
+// shape tells apart groups of one dimension that a rank belongs to twice: HSDP's shard and
+// replica groups are both data-parallel.
 #pragma once
 
 #include <cstdint>
