@@ -41,6 +41,8 @@ std::string_view coll_type_name(CollType c) {
       return "all_to_all";
     case CollType::kBroadcast:
       return "broadcast";
+    case CollType::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
@@ -65,6 +67,8 @@ std::string_view stream_name(Stream s) {
       return "ep_comm";
     case Stream::kDPGather:
       return "dp_gather";
+    case Stream::kCP:
+      return "cp_ring";
   }
   return "?";
 }

@@ -37,13 +37,18 @@ constexpr int kNumOpClasses = 9;
 
 // Payload convention (NCCL's): `bytes` is the size of the full buffer each member holds after
 // the collective (all-reduce: the tensor; all-gather: the gathered output; reduce-scatter:
-// the unreduced input; all-to-all: each member's send buffer; broadcast: the tensor).
+// the unreduced input; all-to-all: each member's send buffer; broadcast: the tensor;
+// send-recv: the buffer each member sends).
+// kSendRecv is a ring shift: every member sends its buffer to the next member of the group's
+// ring order and receives the previous one's, all at once (ring attention's K/V exchange,
+// TE's batched isend/irecv between CP neighbours).
 enum class CollType : unsigned char {
   kAllReduce,
   kAllGather,
   kReduceScatter,
   kAllToAll,
-  kBroadcast
+  kBroadcast,
+  kSendRecv
 };
 
 // Streams execute their nodes in list order, like CUDA streams; different streams overlap.
@@ -59,8 +64,9 @@ enum class Stream : unsigned char {
   kPPRecvBwd,
   kEP,        // expert-parallel all-to-alls (their own communicator beside TP's)
   kDPGather,  // ZeRO-3's parameter all-gathers (FSDP's all-gather stream beside the reductions')
+  kCP,        // ring attention's K/V exchanges beside the attention blocks (cp_comm: p2p)
 };
-constexpr int kNumStreams = 9;
+constexpr int kNumStreams = 10;
 
 // Compute and collective streams run their nodes in list order. Pipeline sends and receives
 // do not: like NCCL point-to-point operations, each one matches its partner by (peer, tag)

@@ -13,6 +13,7 @@
 #   layer-table       one layer of Korthikanti's 22B model beside its Table 4 (layer_table.md)
 #   fsdp-run          build/tessera run scenarios/llama3-8b-fsdp-h100.yaml, in a code fence
 #   fsdp-variants     the same scenario with each --set of fsdp_variants below, one table row each
+#   cp-variants       scenarios/llama3-70b-cp-h100.yaml with each --set of cp_variants below
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,19 @@ fsdp_variants=("parallelism.zero=3" "training.reshard_after_forward=false" "para
       END { printf "| `%s` | %s | %s | %s | %s | %s |\n", v, step, exposed, flight, hidden, peak }'
   done
 } >"$tmp/fsdp-variants"
+cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
+{
+  echo '| `--set` | step time | exposed cp comm | cp comm in flight | hidden | cp sent per rank | peak HBM (rank 0) |'
+  echo '|---|---|---|---|---|---|---|'
+  for v in "${cp_variants[@]}"; do
+    "$build/tessera" run scenarios/llama3-70b-cp-h100.yaml --set "$v" | awk -v v="$v" '
+      /^  step time / { step = $3 " " $4 }
+      /^    exposed cp comm / { exposed = $4 " " $5; flight = $9 " " $10; hidden = $13 " %" }
+      /^  sent per rank / { for (i = 1; i < NF; ++i) if ($i == "cp") sent = $(i + 1) " " $(i + 2) }
+      /^  peak HBM / { peak = $3 " " $4 }
+      END { printf "| `%s` | %s | %s | %s | %s | %s | %s |\n", v, step, exposed, flight, hidden, sent, peak }'
+  done
+} >"$tmp/cp-variants"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"

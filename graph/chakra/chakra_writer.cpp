@@ -55,6 +55,11 @@ pb::CollectiveCommType comm_type(CollType c) {
       return pb::ALL_TO_ALL;
     case CollType::kBroadcast:
       return pb::BROADCAST;
+    case CollType::kSendRecv:
+      throw base::InputError(
+          "a ring exchange (parallelism.cp_comm: p2p) cannot be written as Chakra: the format "
+          "has no collective for a shift around a ring; export the scenario with cp_comm: "
+          "allgather or a2a");
   }
   throw base::InternalError("chakra writer: unknown collective type");
 }

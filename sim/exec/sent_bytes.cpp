@@ -16,6 +16,7 @@ double ring_sent_bytes(graph::CollType c, int n, double bytes) {
     case graph::CollType::kAllToAll:
       return (nd - 1.0) / nd * bytes;
     case graph::CollType::kBroadcast:
+    case graph::CollType::kSendRecv:
       return bytes;
   }
   return 0.0;

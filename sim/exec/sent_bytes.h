@@ -15,7 +15,8 @@ using SentBytes = std::array<double, graph::kNumGroupKinds>;
 
 // Bytes one member of an n-rank group sends for a collective of payload `bytes` (NCCL's
 // convention, graph/exec_graph.h): all-reduce 2(n-1)/n, all-gather, reduce-scatter and
-// all-to-all (n-1)/n, broadcast 1 (each rank but the last forwards the whole buffer).
+// all-to-all (n-1)/n, broadcast 1 (each rank but the last forwards the whole buffer),
+// send-recv 1 (each member sends its buffer to the next).
 double ring_sent_bytes(graph::CollType c, int n, double bytes);
 
 // Per rank class (ExecGraph::classes), what one of its ranks sends.

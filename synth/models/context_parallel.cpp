@@ -11,6 +11,9 @@
 //    width] with the sequence chunk p over CP, and the matcher's all-to-all moves CP onto the
 //    head group m: each rank attends to the whole sequence with heads / cp of its heads. The
 //    output goes back the same way.
+//  - p2p (ring attention, Megatron's default; TE's AttnFuncWithCPAndKVP2P): the local keys
+//    and values travel around the CP ring while each rank attends to the blocks it holds;
+//    lowering unrolls the ring into its steps (synth/parallel/ring_attention.cpp).
 #include "synth/models/layer_parts.h"
 
 namespace tessera::synth::models {
@@ -94,6 +97,9 @@ TensorId core_attention(Graph& g, const Scenario& s, const std::string& name, Te
   }
   if (s.parallel.cp_comm_type() == CpComm::kA2A) {
     return ulysses(g, s, name, q, k, v);
+  }
+  if (s.parallel.cp_comm_type() == CpComm::kP2P) {
+    return g.ring_attention(name, q, k, v, s.model.causal, kCP, static_cast<int>(s.parallel.cp));
   }
   TensorId kg = gathered(g, name + ".cp_k", k);
   TensorId vg = gathered(g, name + ".cp_v", v);

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "synth/parallel/block_program.h"
+#include "synth/parallel/ring_attention.h"
 
 namespace tessera::synth::parallel {
 
@@ -34,6 +35,8 @@ class Lowering {
   [[nodiscard]] VTensor version(TensorId t, bool consumer_after_forward) const;
   [[nodiscard]] VTensor storage(VTensor v) const;
   void emit(OpId o, bool recompute_copy);
+  [[nodiscard]] ProgOp whole(const stg::Op& op, bool recompute_copy) const;
+  void emit_ring(OpId o, ProgOp kernel, bool after_forward);
   void add_deps(ProgOp& p, const std::vector<TensorId>& in, bool after_forward);
   void plan_memory(BlockProgram& prog);
   [[nodiscard]] std::int32_t producer_index(VTensor v) const;
@@ -167,12 +170,8 @@ graph::LoadScale load_scale(const stg::Graph& g, const stg::Op& op) {
   return graph::LoadScale::kNone;
 }
 
-void Lowering::emit(OpId o, bool recompute_copy) {
-  const stg::Op& op = g_.op(o);
-  bool after_forward = recompute_copy || o >= b_.backward.first_op;
-  if (is_view(o)) {  // a view: its outputs resolve to the storage of its input
-    return;
-  }
+// The op as one program op: its costs, kind and stream; no dependencies yet.
+ProgOp Lowering::whole(const stg::Op& op, bool recompute_copy) const {
   ProgOp p;
   p.name = recompute_copy ? op.name + ".recompute" : op.name;
   graph::Node& n = p.node;
@@ -195,12 +194,60 @@ void Lowering::emit(OpId o, bool recompute_copy) {
   } else if (op.kind == OpKind::kSplit) {
     n.fixed_duration = 0;  // gradients of views land in one buffer: no kernel
   }
+  return p;
+}
+
+void Lowering::emit(OpId o, bool recompute_copy) {
+  const stg::Op& op = g_.op(o);
+  bool after_forward = recompute_copy || o >= b_.backward.first_op;
+  if (is_view(o)) {  // a view: its outputs resolve to the storage of its input
+    return;
+  }
+  ProgOp p = whole(op, recompute_copy);
+  if (op.ring_size > 1) {
+    emit_ring(o, std::move(p), after_forward);
+    return;
+  }
   add_deps(p, op.in, after_forward);
   auto idx = static_cast<std::int32_t>(ops_.size());
   for (TensorId t : op.out) {
     produced_by_[VTensor{t, recompute_copy}] = idx;
   }
   ops_.push_back(std::move(p));
+}
+
+// Ring attention's steps (ring_attention.h) in place of the op: each reads its share of the
+// op's inputs and waits for the earlier steps it names.
+void Lowering::emit_ring(OpId o, ProgOp kernel, bool after_forward) {
+  const stg::Op& op = g_.op(o);
+  const bool recompute_copy = kernel.node.phase == graph::Phase::kRecompute;
+  RingPlan plan = ring_steps(g_, op, kernel);
+  const auto base = static_cast<std::int32_t>(ops_.size());
+  std::int64_t held = 0;  // the ring's receive buffers
+  for (RingStep& s : plan.steps) {
+    ProgOp p = std::move(s.op);
+    std::vector<TensorId> reads;
+    for (std::size_t i : s.reads) {
+      reads.push_back(op.in[i]);
+    }
+    add_deps(p, reads, after_forward);
+    for (std::int32_t a : s.after) {
+      p.deps.push_back(base + a);
+    }
+    if (s.ring_buffers > 0) {
+      held = s.ring_buffers;
+      p.node.mem_alloc += held;
+      p.node.comm_alloc += held;
+    }
+    if (s.frees_ring_buffers) {
+      p.node.mem_free += held;
+      p.node.comm_free += held;
+    }
+    ops_.push_back(std::move(p));
+  }
+  for (std::size_t i = 0; i < op.out.size(); ++i) {
+    produced_by_[VTensor{op.out[i], recompute_copy}] = base + plan.out_step[i];
+  }
 }
 
 void Lowering::plan_memory(BlockProgram& prog) {

@@ -50,12 +50,6 @@ void check_context_parallel(const Scenario& s, Violations& out) {
     }
     return;
   }
-  if (p.cp_comm_type() == CpComm::kP2P) {
-    out.push_back({p.cp_comm ? "parallelism.cp_comm" : "parallelism.cp",
-                   fmt::format("`parallelism.cp_comm: p2p` (ring attention{}) is not modelled yet",
-                               p.cp_comm ? "" : ", Megatron's default"),
-                   "set parallelism.cp_comm: allgather or a2a"});
-  }
   if (s.training.seq_len % (2 * p.cp) != 0) {
     out.push_back({"training.seq_len",
                    fmt::format("seq_len={} is not divisible by 2 x cp = {}: context parallelism "

@@ -319,6 +319,8 @@ void Autodiff::backward_of(OpId id) {
       k.model_flops = 2.0 * op.model_flops;
       k.gemm = op.gemm;
       k.causal = op.causal;
+      k.ring = op.ring;
+      k.ring_size = op.ring_size;
       Layout lk = g_.tensor(op.in[1]).layout;
       Layout lv = g_.tensor(op.in[2]).layout;
       lk.partial = lv.partial = op.query_share;

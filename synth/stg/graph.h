@@ -83,6 +83,10 @@ struct Op {
   bool causal = false;          // attention masking
   bool attention_core = false;  // recomputed under selective recompute
   AxisMask query_share = 0;     // kAttention: see Graph::attention
+  // Ring attention (Graph::ring_attention) and its backward kernel: the keys and values go
+  // around the ring of `ring` (a mesh axis) in `ring_size` steps; lowering unrolls them.
+  std::uint8_t ring = kReplicated;
+  int ring_size = 1;
   // FP8 linear layers: the GEMM runs in FP8 (its node carries fp8), and the weight gradient
   // reads `fp8_col`, the forward input's column-wise FP8 copy (docs/fp8.md).
   // The backward quantizes the output gradient with `fp8_grad` (after an amax pass when
@@ -140,6 +144,12 @@ class Graph {
   // parallelism's gathered keys): the key and value gradients are partial sums over them.
   TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
                      AxisMask query_share = 0);
+  // Ring attention over `axis` (context parallelism's p2p, docs/context_parallel.md §4): q,
+  // k and v are this rank's share of the sequence (`ranks` shares in all, load-balanced);
+  // the keys and values visit every rank of the ring, so the op computes the local queries
+  // against the whole sequence, `ranks` times attention(q, k, v)'s work.
+  TensorId ring_attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
+                          std::uint8_t axis, int ranks);
   TensorId embedding(const std::string& name, TensorId ids, TensorId table, Layout out);
   // `fused`: one kernel each way (Megatron-Core's cross_entropy_loss_fusion); otherwise
   // Megatron's unfused cross-entropy, pass by pass (docs/formulas.md §4.2).

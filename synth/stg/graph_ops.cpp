@@ -174,6 +174,17 @@ TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, Tenso
   return y;
 }
 
+TensorId Graph::ring_attention(const std::string& name, TensorId q, TensorId k, TensorId v,
+                               bool causal, std::uint8_t axis, int ranks) {
+  const TensorId y = attention(name, q, k, v, causal);
+  Op& op = ops_.back();
+  op.ring = axis;
+  op.ring_size = ranks;
+  op.model_flops *= ranks;
+  op.flops *= ranks;
+  return y;
+}
+
 TensorId Graph::concat(const std::string& name, const std::vector<TensorId>& parts, Layout out) {
   if (parts.empty()) {
     throw base::InternalError("concat " + name + " of no parts");

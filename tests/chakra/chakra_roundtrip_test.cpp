@@ -206,5 +206,26 @@ TEST(WriteChakra, RefusesSharedRankClasses) {
   EXPECT_THROW(write_chakra(g, dir.path() + "/t"), base::InternalError);
 }
 
+// Chakra has no collective for a shift round a ring (cp_comm: p2p): exporting one is refused
+// as bad input, naming what can be exported instead.
+TEST(WriteChakra, RefusesARingExchangeNamingWhatCanBeExported) {
+  synth::Scenario s = tiny(1, 1, 1, false);
+  s.training.seq_len = 256;
+  s.parallel.cp = 2;
+  s.parallel.cp_comm = synth::CpComm::kP2P;
+  s.cluster.devices = 2;
+  synth::check_or_throw(s);
+  const ExecGraph g = synth::synthesize(s, {.share_rank_classes = false});
+  TempDir dir;
+  try {
+    write_chakra(g, dir.path() + "/t");
+    FAIL() << "exported a ring exchange";
+  } catch (const base::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("export the scenario with cp_comm: allgather or a2a"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessera::graph::chakra

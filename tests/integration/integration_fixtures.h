@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hwprofiles/hw_profile.h"
@@ -207,6 +208,25 @@ inline std::vector<Case> cases() {
   moe_dpv.model.layers = 4;
   moe_dpv.training.global_batch = 16;
   out.push_back({"moe_dualpipev_ep4", moe_dpv});
+  // Context parallelism, each way its attention communicates, with PP and DP (the CP and
+  // data-parallel-with-CP groups relabelled per class); ring attention across two nodes.
+  for (auto [name, comm] : {std::pair{"cp2_allgather_pp2_dp2", synth::CpComm::kAllGather},
+                            std::pair{"cp2_a2a_pp2_dp2", synth::CpComm::kA2A},
+                            std::pair{"cp2_p2p_pp2_dp2", synth::CpComm::kP2P}}) {
+    synth::Scenario cp = tiny_like(1, 2, 2);
+    cp.parallel.cp = 2;
+    cp.parallel.cp_comm = comm;
+    cp.cluster.devices = 8;
+    out.push_back({name, cp});
+  }
+  synth::Scenario ring = tiny_like(4, 2, 1);
+  ring.model.heads = 8;
+  ring.parallel.sp = true;
+  ring.parallel.cp = 4;
+  ring.parallel.cp_comm = synth::CpComm::kP2P;
+  ring.cluster.devices = 32;
+  ring.cluster.topology = topology::load_topology_preset("dgx-h100-superpod", {});
+  out.push_back({"two_node_ring_cp4_tp4_pp2", ring});
   // Sharded data parallelism: ZeRO-3 over the data-parallel group, and HSDP (shards of 2).
   synth::Scenario zero3 = tiny_like(1, 2, 4);
   zero3.training.global_batch = 16;

@@ -88,6 +88,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   register_tree(registry);
   register_hierarchical(registry);
   register_rail_pairwise(registry);
+  register_neighbour_exchange(registry);
 }
 
 const CollectiveRegistry& builtin_collectives() {

@@ -29,14 +29,15 @@ int ring_channels(const std::vector<std::int32_t>& ranks, const topology::Cluste
 
 TEST(CollectiveRegistry, SelectsOneAlgorithmPerType) {
   const CollectiveRegistry& r = builtin_collectives();
-  EXPECT_EQ(r.names(),
-            (std::vector<std::string_view>{"ring", "chain", "pairwise", "rail_ring", "nvls", "mesh",
-                                           "one_shot", "tree", "hierarchical", "rail_pairwise"}));
+  EXPECT_EQ(r.names(), (std::vector<std::string_view>{
+                           "ring", "chain", "pairwise", "rail_ring", "nvls", "mesh", "one_shot",
+                           "tree", "hierarchical", "rail_pairwise", "neighbour"}));
   EXPECT_EQ(r.at(r.select(CollType::kAllReduce)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kAllGather)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kReduceScatter)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kBroadcast)).name(), "chain");
   EXPECT_EQ(r.at(r.select(CollType::kAllToAll)).name(), "pairwise");
+  EXPECT_EQ(r.at(r.select(CollType::kSendRecv)).name(), "neighbour");
   EXPECT_EQ(r.find("no-such-algorithm"), nullptr);
 }
 
