@@ -79,6 +79,21 @@ std::int32_t push(RingPlan& plan, RingStep s) {
   return static_cast<std::int32_t>(plan.steps.size()) - 1;
 }
 
+// Step i's send-recv of the next K/V block: the first reads the rank's own keys and values
+// and allocates the ring's receive buffers (`buffers` blocks of K/V: 2 forward, 4 backward,
+// where the dK/dV ring shares them); the others follow the previous exchange.
+RingStep kv_exchange(const ProgOp& kernel, const Sizes& z, std::uint8_t axis, int i,
+                     std::int32_t previous, double buffers) {
+  RingStep s = step(exchange(kernel, "kv_ring", i, z.kv, axis));
+  if (i == 0) {
+    s.reads = {1, 2};
+    s.ring_buffers = static_cast<std::int64_t>(buffers * z.kv);
+  } else {
+    s.after = {previous};
+  }
+  return s;
+}
+
 RingPlan forward(const ProgOp& kernel, const Sizes& z, std::uint8_t axis) {
   RingPlan plan;
   std::int32_t shift = -1;  // the exchange bringing this step's block
@@ -87,14 +102,7 @@ RingPlan forward(const ProgOp& kernel, const Sizes& z, std::uint8_t axis) {
   for (int i = 0; i < z.n; ++i) {
     const std::int32_t arrived = shift;
     if (i + 1 < z.n) {
-      RingStep s = step(exchange(kernel, "kv_ring", i, z.kv, axis));
-      if (i == 0) {
-        s.reads = {1, 2};
-        s.ring_buffers = static_cast<std::int64_t>(2.0 * z.kv);
-      } else {
-        s.after = {shift};
-      }
-      shift = push(plan, std::move(s));
+      shift = push(plan, kv_exchange(kernel, z, axis, i, shift, 2.0));
     }
     RingStep b = step(block(kernel, i, z.n));
     b.reads = {0};
@@ -126,14 +134,7 @@ RingPlan backward(const ProgOp& kernel, const Sizes& z, std::uint8_t axis) {
   for (int i = 0; i < z.n; ++i) {
     const std::int32_t arrived = shift;
     if (i + 1 < z.n) {
-      RingStep s = step(exchange(kernel, "kv_ring", i, z.kv, axis));
-      if (i == 0) {
-        s.reads = {1, 2};
-        s.ring_buffers = static_cast<std::int64_t>(4.0 * z.kv);
-      } else {
-        s.after = {shift};
-      }
-      shift = push(plan, std::move(s));
+      shift = push(plan, kv_exchange(kernel, z, axis, i, shift, 4.0));
     }
     RingStep b = step(block(kernel, i, z.n));
     b.reads = {0, 3, 4};

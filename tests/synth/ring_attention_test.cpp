@@ -17,25 +17,12 @@
 namespace tessera::synth {
 namespace {
 
+using testing::cp_scenario;
+
 using graph::CollType;
 using graph::Phase;
 
 constexpr double kSeq = 4096.0, kHeads = 16.0, kKvHeads = 4.0, kHeadDim = 64.0;
-
-// A GQA decoder layer (16 heads of 64, 4 KV heads) on TP2 with cp ranks of a 4096-token
-// sequence, flash attention, bf16 (as context_parallel_test.cpp's).
-Scenario cp_scenario(std::int64_t cp, CpComm comm) {
-  Scenario s = testing::gpt_scenario_unchecked(2, 1024, 16, 2, 1, 1);
-  s.model.kv_heads = 4;
-  s.training.seq_len = 4096;
-  s.training.precision = base::DType::kBF16;
-  s.training.attention = AttentionKernel::kFlash;
-  s.parallel.cp = cp;
-  s.parallel.cp_comm = comm;
-  s.cluster.devices = 2 * cp;
-  check_or_throw(s);
-  return s;
-}
 
 parallel::BlockProgram ring_layer(std::int64_t cp, Recompute mode = Recompute::kNone) {
   return parallel::lower(models::make_layer(cp_scenario(cp, CpComm::kP2P)), mode);

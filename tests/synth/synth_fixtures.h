@@ -41,4 +41,21 @@ inline Scenario gpt_scenario(std::int64_t layers, std::int64_t hidden, std::int6
   return s;
 }
 
+// A GQA decoder layer (16 heads of 64, 4 KV heads) on TP2 with cp ranks of a 4096-token
+// sequence, flash attention, bf16: the context-parallel tests' scenario.
+inline Scenario cp_scenario(std::int64_t cp, CpComm comm) {
+  Scenario s = gpt_scenario_unchecked(2, 1024, 16, 2, 1, 1);
+  s.model.kv_heads = 4;
+  s.training.seq_len = 4096;
+  s.training.precision = base::DType::kBF16;
+  s.training.attention = AttentionKernel::kFlash;
+  s.parallel.cp = cp;
+  if (cp > 1) {
+    s.parallel.cp_comm = comm;
+  }
+  s.cluster.devices = 2 * cp;
+  check_or_throw(s);
+  return s;
+}
+
 }  // namespace tessera::synth::testing
