@@ -2,9 +2,14 @@
 // The tessera subcommands. Each returns the process exit code for success; failures throw.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace tessera::cli {
 
@@ -59,6 +64,24 @@ struct ReplayArgs {
   std::string out;
 };
 
+struct SearchArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::int64_t devices = 0;       // 0: the scenario's
+  std::vector<std::string> vary;  // "axis=v1,v2,..."
+  std::string space;              // a space file
+  int top = 10;
+  std::string objective = "step_time";
+  double max_memory = 1.0;
+  int jobs = 0;  // 0: every core
+  bool no_prune = false;
+  std::string out;
+  CLI::App* command = nullptr;  // the subcommand, once added
+};
+
+// Adds `search` and its options to `app`, parsing into `a`.
+void add_search_command(CLI::App& app, SearchArgs& a);
+
 int run(const RunArgs& a);
 int validate(const ValidateArgs& a);
 int replay(const ReplayArgs& a);
@@ -67,6 +90,7 @@ int inspect(const std::string& path);
 int simulate_chakra(const SimulateArgs& a);
 int check(const RunArgs& a);
 int compare(const CompareArgs& a);
+int search(const SearchArgs& a);
 int list();
 
 }  // namespace tessera::cli

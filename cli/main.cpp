@@ -144,6 +144,8 @@ int dispatch(int argc, char** argv) {
       app.add_subcommand("validate", "compare a scenario's simulation with measured Kineto traces");
   auto* replay_cmd =
       app.add_subcommand("replay", "simulate one measured iteration of a Kineto trace");
+  SearchArgs se;
+  add_search_command(app, se);
   app.add_subcommand("list", "list hardware profiles, topology presets and model presets");
   ValidateArgs va;
   validate_cmd->add_option("scenario", va.scenario, "scenario YAML file")->required();
@@ -228,6 +230,9 @@ int dispatch(int argc, char** argv) {
   }
   if (cmp_cmd->parsed()) {
     return compare(c);
+  }
+  if (se.command->parsed()) {
+    return search(se);
   }
   if (synth_cmd->parsed()) {
     return synth_chakra(sy);

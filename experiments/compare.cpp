@@ -31,18 +31,6 @@ class LlmOnly {
   std::map<std::string, double> cache_;
 };
 
-void measure(const Outcome& o, Row& row) {
-  double t = o.stats.step_time_s;
-  row.step_s = t;
-  row.mfu = o.metrics.mfu;
-  row.bubble = o.metrics.idle_s / t;
-  for (double e : o.metrics.exposed_comm_s) {
-    row.exposed_comm += e / t;
-  }
-  row.peak_hbm = o.metrics.peak_hbm;
-  row.oom = o.metrics.oom;
-}
-
 // One schedule's row: the workload under `cfg` (with the encoder's own devices on top),
 // simulated unless it cannot run.
 Row run_schedule(const synth::Scenario& base, const std::string& spec,
@@ -78,6 +66,19 @@ void fill_speedups(std::vector<Row>& rows) {
 }
 
 }  // namespace
+
+void measure(const Outcome& o, Row& row) {
+  double t = o.stats.step_time_s;
+  row.step_s = t;
+  row.mfu = o.metrics.mfu;
+  row.tokens_per_s = o.metrics.tokens_per_s;
+  row.bubble = o.metrics.idle_s / t;
+  for (double e : o.metrics.exposed_comm_s) {
+    row.exposed_comm += e / t;
+  }
+  row.peak_hbm = o.metrics.peak_hbm;
+  row.oom = o.metrics.oom;
+}
 
 std::vector<Row> compare_schedules(const synth::Scenario& base,
                                    const std::vector<std::string>& specs, bool timeline,

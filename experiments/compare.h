@@ -19,6 +19,7 @@ struct Row {
   std::string skipped;  // reason, when the schedule cannot run this workload
   double step_s = 0.0;
   double mfu = 0.0;
+  double tokens_per_s = 0.0;
   double bubble = 0.0;        // mean idle / step time
   double exposed_comm = 0.0;  // mean exposed communication / step time
   double peak_hbm = 0.0;
@@ -33,6 +34,10 @@ struct Row {
 
 // Sees every run that finished: its spec (as given in --schedules) and outcome.
 using RunSink = std::function<void(const std::string& spec, const Outcome& o)>;
+
+// A finished run's figures in `row` (step time, MFU, tokens/s, bubble, exposed communication,
+// peak HBM, out of memory).
+void measure(const Outcome& o, Row& row);
 
 // One row per spec, in order, with speedups against the first. `timeline` records the
 // outcomes' spans (for reports with timelines).

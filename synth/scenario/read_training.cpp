@@ -114,43 +114,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> read_samples(const YamlNode& 
   return out;
 }
 
-// Every mesh order a scenario may give, innermost first: the permutations of tp, dp and pp
-// (context parallelism then sits right outside tp, as in Megatron's default tp-cp-ep-dp-pp),
-// and of tp, cp, dp and pp.
-std::span<const std::string_view> mesh_orders() {
-  static const std::vector<std::string> kOrders = [] {
-    std::vector<std::string> out;
-    for (std::vector<std::string> axes : {std::vector<std::string>{"dp", "pp", "tp"},
-                                          std::vector<std::string>{"cp", "dp", "pp", "tp"}}) {
-      do {
-        std::string o;
-        for (const std::string& a : axes) {
-          o += (o.empty() ? "" : "-") + a;
-        }
-        out.push_back(o);
-      } while (std::next_permutation(axes.begin(), axes.end()));
-    }
-    return out;
-  }();
-  static const std::vector<std::string_view> kViews(kOrders.begin(), kOrders.end());
-  return kViews;
-}
-
 std::vector<Axis> read_order(const YamlNode& n) {
-  const std::string text = n.as_choice(mesh_orders());
-  const bool cp_given = text.find("cp") != std::string::npos;
-  std::vector<Axis> out;
-  for (std::size_t i = 0; i < text.size(); i += 3) {
-    const std::string_view a = std::string_view(text).substr(i, 2);
-    out.push_back(a == "tp"   ? Axis::kTP
-                  : a == "cp" ? Axis::kCP
-                  : a == "dp" ? Axis::kDP
-                              : Axis::kPP);
-    if (a == "tp" && !cp_given) {
-      out.push_back(Axis::kCP);
-    }
-  }
-  return out;
+  return mesh_order(n.as_choice(mesh_orders()));
 }
 
 // `cp` and `cp_comm` (Megatron's --context-parallel-size and --cp-comm-type).

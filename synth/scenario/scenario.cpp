@@ -2,7 +2,10 @@
 // What a scenario's typed parts compute about themselves: parameter counts and names.
 #include "synth/scenario/scenario.h"
 
+#include <algorithm>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace tessera::synth {
 
@@ -46,6 +49,53 @@ double ModelConfig::parameters() const {
       static_cast<double>(mtp_depth) * (2.0 * h + 2.0 * h * h + (moe.on() ? sparse : dense) + h);
   double embed = static_cast<double>(vocab) * h;
   return all_layers + embed * (tied_embeddings ? 1.0 : 2.0) + h;
+}
+
+std::span<const std::string_view> mesh_orders() {
+  static const std::vector<std::string> kOrders = [] {
+    std::vector<std::string> out;
+    for (std::vector<std::string> axes : {std::vector<std::string>{"dp", "pp", "tp"},
+                                          std::vector<std::string>{"cp", "dp", "pp", "tp"}}) {
+      do {
+        std::string o;
+        for (const std::string& a : axes) {
+          o += (o.empty() ? "" : "-") + a;
+        }
+        out.push_back(o);
+      } while (std::next_permutation(axes.begin(), axes.end()));
+    }
+    return out;
+  }();
+  static const std::vector<std::string_view> kViews(kOrders.begin(), kOrders.end());
+  return kViews;
+}
+
+std::vector<Axis> mesh_order(std::string_view text) {
+  const bool cp_given = text.find("cp") != std::string::npos;
+  std::vector<Axis> out;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    const std::string_view a = text.substr(i, 2);
+    out.push_back(a == "tp"   ? Axis::kTP
+                  : a == "cp" ? Axis::kCP
+                  : a == "dp" ? Axis::kDP
+                              : Axis::kPP);
+    if (a == "tp" && !cp_given) {
+      out.push_back(Axis::kCP);
+    }
+  }
+  return out;
+}
+
+std::string mesh_order_name(const std::vector<Axis>& order) {
+  std::string out;
+  for (Axis a : order) {
+    const std::string_view n = a == Axis::kTP   ? "tp"
+                               : a == Axis::kCP ? "cp"
+                               : a == Axis::kDP ? "dp"
+                                                : "pp";
+    out += (out.empty() ? "" : "-") + std::string(n);
+  }
+  return out;
 }
 
 std::string_view owner_mode_name(OwnerMode m) {

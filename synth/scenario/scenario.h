@@ -431,5 +431,13 @@ std::string schedule_label(const ScheduleConfig& cfg);             // "1f1b", "i
 std::string_view recompute_name(Recompute r);
 std::string_view fp8_recipe_name(Fp8Recipe r);  // "none", "delayed", "tensorwise", "blockwise"
 std::string_view owner_mode_name(OwnerMode m);  // "round_robin", "min", "greedy"
+// Every mesh order a scenario may give, innermost first: the permutations of tp, dp and pp
+// (context parallelism then sits right outside tp, as in Megatron's default tp-cp-ep-dp-pp),
+// and of tp, cp, dp and pp.
+std::span<const std::string_view> mesh_orders();
+// One of those as axes (cp right outside tp where the text leaves it out).
+std::vector<Axis> mesh_order(std::string_view text);
+// An order's spelling with cp given, "tp-cp-dp-pp".
+std::string mesh_order_name(const std::vector<Axis>& order);
 
 }  // namespace tessera::synth

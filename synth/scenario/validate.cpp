@@ -273,6 +273,12 @@ std::vector<Violation> validate(const Scenario& s) {
   return out;
 }
 
+std::vector<Violation> node_violations(const Scenario& s) {
+  Violations out;
+  check_nodes(s, out);
+  return out;
+}
+
 void check_or_throw(const Scenario& s) {
   auto violations = validate(s);
   if (!violations.empty()) {

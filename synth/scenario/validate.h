@@ -32,6 +32,9 @@ struct Violation {
 // whose parallel.dp is 0 has not had its data-parallel size resolved (see devices_left_dp).
 std::vector<Violation> validate(const Scenario& s);
 
+// The cluster's checks alone: its devices fill whole nodes and fit in the topology.
+std::vector<Violation> node_violations(const Scenario& s);
+
 // Throws base::InputError for the first violation ("<file>: error: 'key': message"); for
 // scenarios built in code, which have no positions.
 void check_or_throw(const Scenario& s);

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera search`: the ranked table of a search over parallel configurations and why the
+// other points fell out. The search is experiments::search::run_search; this file parses its
+// options and prints it.
+#include "experiments/search/search.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "base/units.h"
+#include "cli/commands.h"
+#include "cli/output_paths.h"
+#include "experiments/search/files.h"
+
+namespace tessera::cli {
+
+namespace {
+
+namespace se = experiments::search;
+
+// The configuration columns: tp, pp and dp always, then every other axis the space varies.
+std::vector<std::string> config_columns(const se::Result& res) {
+  std::vector<std::string> out{"tp", "pp", "dp"};
+  for (const se::AxisValues& a : res.space.axes()) {
+    if (a.values.size() > 1 && a.axis->name != "tp" && a.axis->name != "pp") {
+      out.push_back(a.axis->name);
+    }
+  }
+  return out;
+}
+
+std::string cell(const se::Result& res, const se::PointResult& p, const std::string& column) {
+  return column == "dp" ? std::to_string(p.dp) : res.space.value(res.space.point(p.index), column);
+}
+
+void print_ranked(const se::Result& res, std::size_t top) {
+  const std::vector<std::string> cols = config_columns(res);
+  std::vector<std::size_t> width;
+  const std::size_t shown = std::min(top, res.ranked.size());
+  for (const std::string& c : cols) {
+    std::size_t w = c.size();
+    for (std::size_t k = 0; k < shown; ++k) {
+      w = std::max(w, cell(res, res.points[res.ranked[k]], c).size());
+    }
+    width.push_back(w);
+  }
+  std::string head = fmt::format("  {:>4}", "rank");
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    head += fmt::format("  {:<{}}", cols[c], width[c]);
+  }
+  fmt::print("{}  {:>10} {:>6} {:>10} {:>7} {:>8}\n", head, "step time", "MFU", "peak HBM",
+             "bubble", "exp.comm");
+  for (std::size_t k = 0; k < shown; ++k) {
+    const se::PointResult& p = res.points[res.ranked[k]];
+    std::string line = fmt::format("  {:>4}", k + 1);
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      line += fmt::format("  {:<{}}", cell(res, p, cols[c]), width[c]);
+    }
+    fmt::print("{}  {:>10} {:>5.1f}% {:>10} {:>6.1f}% {:>7.1f}%\n", line,
+               base::format_seconds(p.run.step_s), 100.0 * p.run.mfu,
+               base::format_bytes(p.run.peak_hbm), 100.0 * p.run.bubble,
+               100.0 * p.run.exposed_comm);
+  }
+}
+
+void print_counts(const se::Result& res) {
+  std::size_t valid = 0;
+  std::size_t simulated = 0;
+  for (const se::PointResult& p : res.points) {
+    valid += p.status != se::Status::kInvalid && p.status != se::Status::kDuplicate ? 1 : 0;
+    simulated += p.status == se::Status::kRan || p.status == se::Status::kOverMemory ? 1 : 0;
+  }
+  const double n = static_cast<double>(res.points.size());
+  fmt::print(
+      "  {} valid; {} pruned by the memory bound; {} simulated; {} fit in {} (of {} usable)\n"
+      "  checked {:.0f} points/s ({:.3f} s), simulated {:.1f} points/s ({:.3f} s)\n",
+      valid, valid - simulated, simulated, res.ranked.size(), base::format_bytes(res.memory_limit),
+      base::format_bytes(res.usable_hbm), n / std::max(res.prepare_s, 1e-9), res.prepare_s,
+      static_cast<double>(simulated) / std::max(res.simulate_s, 1e-9), res.simulate_s);
+}
+
+void print_rejections(const se::Result& res) {
+  const std::vector<se::Rejection> rej = se::rejections(res);
+  if (rej.empty()) {
+    return;
+  }
+  fmt::print("rejected:\n");
+  for (const se::Rejection& r : rej) {
+    fmt::print("  {:>7}  {:<11} {:<26} e.g. {}\n", r.count, r.status, r.reason, r.example);
+  }
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, SearchArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "search", "rank the parallel configurations of a workload on a number of devices");
+  cmd->add_option("scenario", a.scenario, "scenario YAML file (the workload and cluster)")
+      ->required();
+  cmd->add_option("--set", a.sets, "override a scenario key: key.path=value (repeatable)");
+  cmd->add_option("--devices", a.devices, "devices to search on (default: the scenario's)");
+  std::string names;
+  for (const se::Axis& axis : se::axes()) {
+    names += (names.empty() ? "" : ", ") + axis.name;
+  }
+  cmd->add_option(
+      "--vary", a.vary,
+      "search these values of one axis: axis=v1,v2,... (repeatable; the axes: " + names + ")");
+  cmd->add_option("--space", a.space, "a YAML file of axes and their values");
+  cmd->add_option("--top", a.top, "rows of the ranked table (default 10)");
+  cmd->add_option("--objective", a.objective, "step_time (default), mfu or tokens_per_s");
+  cmd->add_option("--max-memory", a.max_memory,
+                  "the fraction of usable HBM a configuration may use (default 1)");
+  cmd->add_option("--jobs", a.jobs, "threads (default: every core)");
+  cmd->add_flag("--no-prune", a.no_prune,
+                "simulate every valid point, even where the memory bound says it cannot fit");
+  cmd->add_option("--out", a.out, "write search.csv, search.json and search.svg here");
+  a.command = cmd;
+}
+
+int search(const SearchArgs& a) {
+  check_input_file("scenario", a.scenario);
+  if (!a.space.empty()) {
+    check_input_file("--space", a.space);
+  }
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
+  se::Request req{.scenario = a.scenario,
+                  .sets = a.sets,
+                  .devices = a.devices,
+                  .vary = a.vary,
+                  .space_file = a.space,
+                  .objective = se::parse_objective(a.objective),
+                  .max_memory = a.max_memory,
+                  .jobs = a.jobs,
+                  .prune = !a.no_prune};
+  const se::Result res = se::run_search(req);
+  fmt::print("{}: {} points on {} devices, ranked by {}\n", res.name, res.points.size(),
+             res.devices, se::objective_name(res.objective));
+  print_counts(res);
+  if (res.ranked.empty()) {
+    fmt::print("  no configuration fits\n");
+  } else {
+    print_ranked(res, static_cast<std::size_t>(std::max(a.top, 1)));
+  }
+  print_rejections(res);
+  if (!a.out.empty()) {
+    se::write_search_csv(a.out + "/search.csv", res);
+    se::write_search_json(a.out + "/search.json", res);
+    se::write_pareto_chart(a.out + "/search.svg", res);
+    fmt::print("  wrote {}/search.csv, search.json, search.svg ({} points on the Pareto front)\n",
+               a.out, res.pareto.size());
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "experiments/search/files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "sim/report/chart.h"
+
+namespace tessera::experiments::search {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::ofstream open_or_throw(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write this file");
+  }
+  return out;
+}
+
+std::string csv_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+bool simulated(const PointResult& p) {
+  return p.status == Status::kRan || p.status == Status::kOverMemory;
+}
+
+// Each point's place in the ranking (1-based; 0: not ranked) and on the front.
+std::vector<std::size_t> places(const std::vector<std::size_t>& order, std::size_t n) {
+  std::vector<std::size_t> out(n, 0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    out[order[k]] = k + 1;
+  }
+  return out;
+}
+
+nlohmann::json point_json(const Result& res, const PointResult& p, std::size_t rank, bool pareto) {
+  nlohmann::json j = {{"index", p.index}, {"status", status_name(p.status)}};
+  const std::vector<std::size_t> at = res.space.point(p.index);
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    j["config"][res.space.axes()[k].axis->name] = res.space.axes()[k].values[at[k]];
+  }
+  if (p.dp > 0) {
+    j["config"]["dp"] = p.dp;
+  }
+  if (!p.reason.empty()) {
+    j["reason"] = p.reason;
+    j["detail"] = p.detail;
+  }
+  if (p.memory_bound > 0.0) {
+    j["memory_bound_bytes"] = p.memory_bound;
+  }
+  if (simulated(p)) {
+    j["microbatches"] = p.microbatches;
+    j["step_time_s"] = p.run.step_s;
+    j["mfu"] = p.run.mfu;
+    j["tokens_per_s"] = p.run.tokens_per_s;
+    j["peak_hbm_bytes"] = p.run.peak_hbm;
+    j["bubble"] = p.run.bubble;
+    j["exposed_comm"] = p.run.exposed_comm;
+  }
+  if (rank > 0) {
+    j["rank"] = rank;
+  }
+  j["pareto"] = pareto;
+  return j;
+}
+
+}  // namespace
+
+std::vector<Rejection> rejections(const Result& res) {
+  std::map<std::pair<int, std::string>, Rejection> by;
+  for (const PointResult& p : res.points) {
+    if (p.status == Status::kRan) {
+      continue;
+    }
+    const std::string reason = p.status == Status::kOverMemory ? "peak HBM" : p.reason;
+    Rejection& r = by[{static_cast<int>(p.status), reason}];
+    if (r.count++ == 0) {
+      r.status = std::string(status_name(p.status));
+      r.reason = reason;
+      r.example = p.status == Status::kOverMemory
+                      ? fmt::format("{:.2f} GiB of the {:.2f} GiB allowed", p.run.peak_hbm / kGiB,
+                                    res.memory_limit / kGiB)
+                      : p.detail;
+    }
+  }
+  std::vector<Rejection> out;
+  for (auto& [key, r] : by) {
+    out.push_back(std::move(r));
+  }
+  auto order = [](const std::string& st) {
+    return st == "invalid" ? 0 : st == "duplicate" ? 1 : st == "pruned" ? 2 : 3;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Rejection& a, const Rejection& b) {
+    return order(a.status) != order(b.status) ? order(a.status) < order(b.status)
+                                              : a.count > b.count;
+  });
+  return out;
+}
+
+void write_search_csv(const std::string& path, const Result& res) {
+  std::ofstream out = open_or_throw(path);
+  out << "index,status";
+  for (const AxisValues& a : res.space.axes()) {
+    out << "," << a.axis->name;
+  }
+  out << ",dp,microbatches,step_time_s,mfu,tokens_per_s,peak_hbm_gib,memory_bound_gib,bubble,"
+         "exposed_comm,rank,pareto,reason,detail\n";
+  const std::vector<std::size_t> rank = places(res.ranked, res.points.size());
+  const std::vector<std::size_t> front = places(res.pareto, res.points.size());
+  for (std::size_t i = 0; i < res.points.size(); ++i) {
+    const PointResult& p = res.points[i];
+    out << p.index << "," << status_name(p.status);
+    const std::vector<std::size_t> at = res.space.point(p.index);
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      out << "," << csv_quote(res.space.axes()[k].values[at[k]]);
+    }
+    out << "," << (p.dp > 0 ? std::to_string(p.dp) : "");
+    if (simulated(p)) {
+      out << fmt::format(",{},{:.9g},{:.6f},{:.9g},{:.4f}", p.microbatches, p.run.step_s, p.run.mfu,
+                         p.run.tokens_per_s, p.run.peak_hbm / kGiB);
+    } else {
+      out << ",,,,,";
+    }
+    out << "," << (p.memory_bound > 0.0 ? fmt::format("{:.4f}", p.memory_bound / kGiB) : "");
+    out << (simulated(p) ? fmt::format(",{:.6f},{:.6f}", p.run.bubble, p.run.exposed_comm) : ",,");
+    out << "," << (rank[i] > 0 ? std::to_string(rank[i]) : "") << "," << (front[i] > 0 ? 1 : 0)
+        << "," << csv_quote(p.reason) << "," << csv_quote(p.detail) << "\n";
+  }
+}
+
+void write_search_json(const std::string& path, const Result& res) {
+  nlohmann::json j = {{"scenario", res.name},
+                      {"devices", res.devices},
+                      {"objective", objective_name(res.objective)},
+                      {"usable_hbm_bytes", res.usable_hbm},
+                      {"memory_limit_bytes", res.memory_limit},
+                      {"points", res.points.size()}};
+  for (const AxisValues& a : res.space.axes()) {
+    j["space"][a.axis->name] = a.values;
+  }
+  j["rejected"] = nlohmann::json::array();
+  for (const Rejection& r : rejections(res)) {
+    j["rejected"].push_back(
+        {{"status", r.status}, {"reason", r.reason}, {"count", r.count}, {"example", r.example}});
+  }
+  j["ranked"] = res.ranked;
+  j["pareto"] = res.pareto;
+  const std::vector<std::size_t> rank = places(res.ranked, res.points.size());
+  const std::vector<std::size_t> front = places(res.pareto, res.points.size());
+  j["results"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < res.points.size(); ++i) {
+    j["results"].push_back(point_json(res, res.points[i], rank[i], front[i] > 0));
+  }
+  open_or_throw(path) << j.dump(1) << "\n";
+}
+
+void write_pareto_chart(const std::string& path, const Result& res) {
+  sim::report::LineChart chart;
+  chart.title = fmt::format("{} on {} devices: step time against peak HBM", res.name, res.devices);
+  chart.x_title = "peak HBM (GiB)";
+  chart.y_title = "step time (s)";
+  chart.x_scale = sim::report::XScale::kLinear;
+  sim::report::ChartSeries front{.name = "Pareto front", .points = {}};
+  std::vector<std::size_t> by_memory = res.pareto;
+  std::reverse(by_memory.begin(), by_memory.end());  // least memory first
+  for (std::size_t i : by_memory) {
+    const PointResult& p = res.points[i];
+    front.points.push_back({.x_label = fmt::format("#{}", p.index),
+                            .x = p.run.peak_hbm / kGiB,
+                            .y = p.run.step_s,
+                            .flagged = false});
+  }
+  chart.series.push_back(std::move(front));
+  chart.notes.push_back(fmt::format(
+      "{} of {} points fit in {:.1f} GiB; the front is the {} "
+      "that no other beats in both step time and memory",
+      res.ranked.size(), res.points.size(), res.memory_limit / kGiB, res.pareto.size()));
+  sim::report::write_line_chart_svg(path, chart);
+}
+
+}  // namespace tessera::experiments::search

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "experiments/search/memory_bound.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "synth/models/transformer.h"
+#include "synth/parallel/block_program.h"
+#include "synth/parallel/layer_split.h"
+#include "synth/schedule/pipeline_schedule.h"
+
+namespace tessera::experiments::search {
+
+namespace {
+
+using synth::Scenario;
+using synth::schedule::Task;
+
+// One decoder layer as a rank holds it: its weights (per rank, the routed experts' apart) and
+// the activations it keeps from forward for backward, per microbatch, under the scenario's
+// recompute and with none (what a fully recomputed layer holds again during its backward).
+struct LayerCost {
+  double params = 0.0;
+  double expert_params = 0.0;
+  double saved_bytes = 0.0;
+  double recomputed_bytes = 0.0;
+};
+
+LayerCost layer_cost(const Scenario& s, bool moe) {
+  const synth::models::Block block = synth::models::make_layer(s, true, moe);
+  const synth::parallel::BlockProgram p = synth::parallel::lower(block, s.training.recompute);
+  LayerCost c{p.params, p.expert_params, p.saved_bytes, 0.0};
+  if (s.training.recompute == synth::Recompute::kFull) {
+    c.recomputed_bytes =
+        synth::parallel::lower(block, synth::Recompute::kNone).saved_bytes - p.saved_bytes;
+  }
+  return c;
+}
+
+// What one rank holds for its model chunks: weights with their gradients and optimizer state,
+// each chunk's activations per microbatch, and the most any one layer adds while it runs its
+// backward (recomputed activations, ZeRO-3's gathered weights).
+struct RankHold {
+  double static_bytes = 0.0;
+  std::vector<double> chunk_saved;
+  double transient = 0.0;
+};
+
+class Bounder {
+ public:
+  explicit Bounder(const Scenario& s)
+      : s_(s),
+        place_(s.schedule, static_cast<int>(s.parallel.pp)),
+        dense_(layer_cost(s, false)),
+        sparse_(s.model.moe.on() ? layer_cost(s, true) : dense_) {
+    const auto& p = s.parallel;
+    enc_stages_ = s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kStages
+                      ? s.schedule.encoder_stages
+                      : 0;
+    llm_stages_ = place_.stages_per_pipe() - enc_stages_;
+    bounds_ = synth::parallel::layer_bounds(
+        s.model.layers, llm_stages_,
+        synth::parallel::stage_layer_counts(p, s.model.layers, llm_stages_));
+    // Static bytes per parameter, the ZeRO stage's shards over DP x CP (dense), EDP (experts).
+    const std::int64_t zero = s.zero_stage();
+    dense_shards_ = static_cast<double>(p.shard_dp() * p.cp);
+    dense_b_ = s.training.static_bytes_per_param(zero, dense_shards_);
+    expert_b_ = s.training.static_bytes_per_param(zero, static_cast<double>(p.edp()));
+    // The embedding, vocabulary-parallel over TP.
+    embed_ = static_cast<double>(s.model.vocab * s.model.hidden) / static_cast<double>(p.tp);
+  }
+
+  [[nodiscard]] MemoryBound rank_bound(int r) const {
+    const RankHold h = hold(r);
+    MemoryBound b;
+    b.static_bytes = h.static_bytes;
+    b.activation_bytes = peak_activations(r, h);
+    return b;
+  }
+
+ private:
+  [[nodiscard]] RankHold hold(int r) const {
+    RankHold h;
+    const bool gathers = s_.zero_stage() >= 3;
+    for (int c = 0; c < place_.chunks(); ++c) {
+      const int stage = place_.stage_of(r, c);
+      const std::int64_t llm = place_.stage_in_pipe(stage) - enc_stages_;
+      double saved = 0.0;
+      if (llm >= 0) {
+        if (!s_.encoder.present && place_.first_of_pipe(stage)) {
+          h.static_bytes += embed_ * dense_b_;
+        }
+        if (!s_.encoder.present && place_.last_of_pipe(stage) && !s_.model.tied_embeddings) {
+          h.static_bytes += embed_ * dense_b_;  // the output layer
+        }
+        for (std::int64_t l = bounds_[static_cast<std::size_t>(llm)];
+             l < bounds_[static_cast<std::size_t>(llm) + 1]; ++l) {
+          const LayerCost& cost = s_.model.moe.is_moe_layer(l) ? sparse_ : dense_;
+          h.static_bytes +=
+              (cost.params - cost.expert_params) * dense_b_ + cost.expert_params * expert_b_;
+          saved += cost.saved_bytes;
+          const double dense_params = cost.params - cost.expert_params;
+          h.transient = std::max(
+              h.transient, cost.recomputed_bytes +
+                               (gathers ? 2.0 * dense_params * (1.0 - 1.0 / dense_shards_) : 0.0));
+        }
+      }
+      h.chunk_saved.push_back(saved);
+    }
+    return h;
+  }
+
+  // The most activations rank `r` holds over its order of tasks: a chunk's forward keeps its
+  // activations until that microbatch's backward (its input-gradient half, in zero-bubble
+  // schedules) frees them; a backward also holds its layer's transient. With an encoder the
+  // order is the placement's own, and one microbatch's activations are what it holds at least.
+  [[nodiscard]] double peak_activations(int r, const RankHold& h) const {
+    double one = 0.0;
+    for (double c : h.chunk_saved) {
+      one += c;
+    }
+    if (s_.encoder.present) {
+      return one + h.transient;
+    }
+    const std::vector<Task> order =
+        synth::schedule::stage_order(s_.step_schedule(), static_cast<int>(s_.parallel.pp), r,
+                                     static_cast<int>(s_.microbatches()));
+    double held = 0.0;
+    double peak = 0.0;
+    for (const Task& t : order) {
+      const double chunk = h.chunk_saved[static_cast<std::size_t>(t.chunk)];
+      if (t.kind == Task::kForward) {
+        held += chunk;
+        peak = std::max(peak, held);
+      } else if (t.kind == Task::kBackward || t.kind == Task::kBackwardInput) {
+        peak = std::max(peak, held + (chunk > 0.0 ? h.transient : 0.0));
+        held -= chunk;
+      }
+    }
+    return peak;
+  }
+
+  const Scenario& s_;
+  synth::schedule::Placement place_;
+  LayerCost dense_;
+  LayerCost sparse_;
+  std::int64_t enc_stages_ = 0;
+  std::int64_t llm_stages_ = 0;
+  std::vector<std::int64_t> bounds_;
+  double dense_shards_ = 1.0;
+  double dense_b_ = 0.0;
+  double expert_b_ = 0.0;
+  double embed_ = 0.0;
+};
+
+}  // namespace
+
+MemoryBound peak_memory_lower_bound(const Scenario& s) {
+  const Bounder bounder(s);
+  MemoryBound best;
+  for (int r = 0; r < static_cast<int>(s.parallel.pp); ++r) {
+    const MemoryBound b = bounder.rank_bound(r);
+    if (b.total() > best.total()) {
+      best = b;
+    }
+  }
+  return best;
+}
+
+}  // namespace tessera::experiments::search

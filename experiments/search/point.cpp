@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "experiments/search/point.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "synth/scenario/validate.h"
+#include "synth/schedule/pipeline_schedule.h"
+
+namespace tessera::experiments::search {
+
+namespace {
+
+using synth::Scenario;
+
+// Where an axis has no effect at this point, every value of it is the same run: the first
+// value stands for them and the others are duplicates. Megatron turns sequence parallelism
+// off at tp 1; a single stage runs no pipeline schedule; cp_comm needs cp.
+std::string duplicate_of(const Scenario& s, const Space& space, const std::vector<std::size_t>& p) {
+  auto moved = [&](std::string_view axis) { return p[space.position(axis)] != 0; };
+  auto first = [&](std::string_view axis) { return space.axis(axis).values.front(); };
+  if (s.parallel.tp == 1 && moved("sp")) {
+    return fmt::format("sp has no effect at tp=1: the same run as sp={}", first("sp"));
+  }
+  if (s.parallel.pp == 1 && !s.encoder.present && moved("schedule")) {
+    return fmt::format("a single stage runs no pipeline schedule: the same run as schedule={}",
+                       first("schedule"));
+  }
+  if (s.parallel.cp == 1 && moved("cp_comm")) {
+    return fmt::format("cp_comm has no effect at cp=1: the same run as cp_comm={}",
+                       first("cp_comm"));
+  }
+  return "";
+}
+
+// A new pipeline shape gets Megatron's split of the layers: even, the remainder to the first
+// stages where the stages do not divide the layers; the base's own split stays with its shape.
+void split_layers(Scenario& s, const Scenario& base) {
+  if (s.parallel.pp == base.parallel.pp && s.schedule.kind == base.schedule.kind &&
+      s.schedule.chunks == base.schedule.chunks) {
+    return;
+  }
+  auto& p = s.parallel;
+  p.layout.clear();
+  p.stage_layers.clear();
+  p.first_stage_layers = p.last_stage_layers = 0;
+  const synth::schedule::Placement place(s.schedule, static_cast<int>(p.pp));
+  const bool enc_stages =
+      s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kStages;
+  const std::int64_t n = place.stages_per_pipe() - (enc_stages ? s.schedule.encoder_stages : 0);
+  const std::int64_t layers = s.model.layers;
+  if (n <= 0 || n > layers || layers % n == 0) {
+    return;  // an even split, or one the validation rejects
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    p.stage_layers.push_back(layers / n + (i < layers % n ? 1 : 0));
+  }
+}
+
+}  // namespace
+
+std::optional<Scenario> make_point(const Scenario& base, const Space& space, std::uint64_t index,
+                                   PointResult& out) {
+  out.index = index;
+  const std::vector<std::size_t> p = space.point(index);
+  Scenario s = base;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    space.axes()[k].axis->apply(s, space.axes()[k].values[p[k]]);
+  }
+  auto reject = [&](Status st, std::string reason, std::string detail) {
+    out.status = st;
+    out.reason = std::move(reason);
+    out.detail = std::move(detail);
+    return std::nullopt;
+  };
+  if (std::string dup = duplicate_of(s, space, p); !dup.empty()) {
+    return reject(Status::kDuplicate, "duplicate", dup);
+  }
+  s.parallel.sp = s.parallel.sp && s.parallel.tp > 1;
+  if (s.parallel.cp == 1) {
+    s.parallel.cp_comm.reset();
+  }
+  split_layers(s, base);
+  s.parallel.dp = synth::devices_left_dp(s);
+  if (s.parallel.dp == 0) {
+    return reject(Status::kInvalid, "devices",
+                  fmt::format("tp x cp x pp = {} does not divide the {} devices",
+                              s.parallel.tp * s.parallel.cp * s.parallel.pp, s.cluster.devices));
+  }
+  out.dp = s.parallel.dp;
+  if (const auto v = synth::validate(s); !v.empty()) {
+    return reject(Status::kInvalid, v.front().key, v.front().message);
+  }
+  out.microbatches = s.microbatches();
+  return s;
+}
+
+}  // namespace tessera::experiments::search

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera search`: every point of a space of parallel configurations (search/space.h) made a
+// scenario, checked by the scenario's validation, pruned by a lower bound on its peak HBM
+// (search/memory_bound.h), the survivors simulated in parallel, and the fitting ones ranked
+// by an objective. Each point's result depends on the point alone, so that the results are the
+// same for any thread count, shard or resumed run (docs/search.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/compare.h"
+#include "experiments/search/space.h"
+
+namespace tessera::experiments::search {
+
+enum class Status : unsigned char {
+  kRan,         // simulated, and its peak fits the memory limit
+  kOverMemory,  // simulated, but its peak does not fit
+  kPruned,      // its memory lower bound does not fit: not simulated
+  kInvalid,     // not a valid scenario (or one the simulator cannot run)
+  kDuplicate,   // the same run as an earlier point
+};
+std::string_view status_name(Status s);  // "ran", "over_memory", "pruned", "invalid", "duplicate"
+
+enum class Objective : unsigned char { kStepTime, kMfu, kTokensPerS };
+// "step_time", "mfu" or "tokens_per_s"; base::InputError naming --objective otherwise.
+Objective parse_objective(const std::string& name);
+std::string_view objective_name(Objective o);
+
+struct PointResult {
+  std::uint64_t index = 0;
+  Status status = Status::kInvalid;
+  std::string reason;  // kInvalid, kDuplicate, kPruned: what rejects it, as counted
+  std::string detail;  // the full message
+  std::int64_t dp = 0;
+  std::int64_t microbatches = 0;
+  double memory_bound = 0.0;  // bytes; 0 where the point is not valid
+  Row run{};                  // kRan, kOverMemory: the simulated figures
+};
+
+struct Request {
+  std::string scenario;           // the YAML file
+  std::vector<std::string> sets;  // --set overrides, applied first
+  std::int64_t devices = 0;       // 0: the scenario's
+  std::vector<std::string> vary;  // --vary arguments
+  std::string space_file;         // --space; "" for none
+  Objective objective = Objective::kStepTime;
+  double max_memory = 1.0;  // of usable HBM
+  int jobs = 0;             // 0: every core
+  bool prune = true;        // false: simulate every valid point (to check the memory bound)
+};
+
+struct Result {
+  std::string name;  // the scenario's
+  std::int64_t devices = 0;
+  Objective objective = Objective::kStepTime;
+  Space space{{}};
+  double usable_hbm = 0.0;          // bytes per device
+  double memory_limit = 0.0;        // max_memory x usable_hbm
+  std::vector<PointResult> points;  // every point, in index order
+  std::vector<std::size_t> ranked;  // the points that ran and fit, best first
+  std::vector<std::size_t> pareto;  // of those, the front of step time vs peak HBM, fastest first
+  double prepare_s = 0.0;           // validation and memory bounds
+  double simulate_s = 0.0;
+};
+
+// base::InputError for bad input: an unreadable scenario, --vary or space file, devices that
+// are not whole nodes, or a space without any valid point.
+Result run_search(const Request& req);
+
+}  // namespace tessera::experiments::search

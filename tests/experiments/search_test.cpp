@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// tessera search (experiments/search/): the memory bound never above the simulated peak on a
+// dense, an MoE and an FSDP space; the pruned search ranking what the exhaustive one does;
+// results that do not depend on the thread count; and bad input with its exact messages.
+#include "experiments/search/search.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "experiments/search/files.h"
+
+namespace tessera::experiments::search {
+namespace {
+
+const std::string kScenarios = std::string(TESSERA_SOURCE_DIR) + "/scenarios/";
+
+// A small dense space: tiny's decoder made 8 layers deep, every default axis on 8 devices.
+Request dense_space() {
+  Request r;
+  r.scenario = kScenarios + "tiny.yaml";
+  r.sets = {"model.layers=8", "training.global_batch=16"};
+  return r;
+}
+
+// Qwen3-30B-A3B cut to 4 layers and 1024-token sequences on 16 devices, over EP and schedules.
+Request moe_space() {
+  Request r;
+  r.scenario = kScenarios + "qwen3-30b-a3b-h100.yaml";
+  r.sets = {"model.layers=4", "training.seq_len=1024", "training.global_batch=32"};
+  r.vary = {"tp=1,2",
+            "pp=1,2",
+            "ep=1,4,8",
+            "zero=1,3",
+            "recompute=none,full",
+            "schedule=1f1b,interleaved:2,dualpipev"};
+  return r;
+}
+
+// Llama-3-8B under FSDP cut to 4 layers on one node, over ZeRO stages, TP and micro-batches.
+Request fsdp_space() {
+  Request r;
+  r.scenario = kScenarios + "llama3-8b-fsdp-h100.yaml";
+  r.sets = {"model.layers=4", "training.seq_len=2048"};
+  r.vary = {"tp=1,2", "pp=1,2", "zero=0,1,2,3", "micro_batch=1,2", "recompute=none,full"};
+  return r;
+}
+
+std::size_t simulated(const Result& res) {
+  std::size_t n = 0;
+  for (const PointResult& p : res.points) {
+    n += p.status == Status::kRan || p.status == Status::kOverMemory ? 1 : 0;
+  }
+  return n;
+}
+
+void expect_bound_below_peak(Request req, const std::string& what) {
+  req.prune = false;
+  const Result res = run_search(req);
+  ASSERT_GT(simulated(res), 10U) << what;
+  for (const PointResult& p : res.points) {
+    if (p.status == Status::kRan || p.status == Status::kOverMemory) {
+      EXPECT_GT(p.memory_bound, 0.0) << what << " point " << p.index;
+      EXPECT_LE(p.memory_bound, p.run.peak_hbm) << what << " point " << p.index;
+    }
+  }
+}
+
+TEST(Search, MemoryBoundIsNeverAboveTheSimulatedPeak) {
+  expect_bound_below_peak(dense_space(), "dense");
+  expect_bound_below_peak(moe_space(), "moe");
+  expect_bound_below_peak(fsdp_space(), "fsdp");
+}
+
+// The memory limit at the median simulated peak: about half the points do not fit.
+TEST(Search, PrunedSearchRanksWhatTheExhaustiveOneDoes) {
+  for (Request req : {dense_space(), fsdp_space()}) {
+    req.prune = false;
+    const Result all = run_search(req);
+    std::vector<double> peaks;
+    for (const PointResult& p : all.points) {
+      if (p.status == Status::kRan) {
+        peaks.push_back(p.run.peak_hbm);
+      }
+    }
+    std::sort(peaks.begin(), peaks.end());
+    req.max_memory = peaks[peaks.size() / 2] / all.usable_hbm;
+    const Result exhaustive = run_search(req);
+    req.prune = true;
+    const Result pruned = run_search(req);
+    std::size_t n_pruned = 0;
+    for (const PointResult& p : pruned.points) {
+      n_pruned += p.status == Status::kPruned ? 1 : 0;
+    }
+    EXPECT_GT(n_pruned, 0U) << req.scenario;
+    EXPECT_EQ(pruned.ranked, exhaustive.ranked) << req.scenario;
+    EXPECT_EQ(pruned.pareto, exhaustive.pareto) << req.scenario;
+  }
+}
+
+std::string csv_of(const Result& res) {
+  const std::string path = ::testing::TempDir() + "/search_threads.csv";
+  write_search_csv(path, res);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Search, ResultsDoNotDependOnTheThreadCount) {
+  Request req = moe_space();
+  req.max_memory = 0.5;
+  std::string first;
+  for (int jobs : {1, 2, 4}) {
+    req.jobs = jobs;
+    const std::string csv = csv_of(run_search(req));
+    if (first.empty()) {
+      first = csv;
+    }
+    EXPECT_EQ(csv, first) << jobs << " threads";
+  }
+  EXPECT_NE(first.find(",ran,"), std::string::npos);
+}
+
+std::string message_of(const Request& req) {
+  try {
+    run_search(req);
+  } catch (const base::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Search, BadInputSaysWhatIsWrong) {
+  Request r = dense_space();
+  r.vary = {"tpp=2"};
+  EXPECT_EQ(
+      message_of(r),
+      "error: --vary tpp=2: 'tpp' is not a search axis (did you mean 'tp'?); the axes are tp, pp, "
+      "cp, cp_comm, ep, etp, zero, micro_batch, recompute, sp, schedule, order");
+  r.vary = {"tp=2,abc"};
+  EXPECT_EQ(message_of(r), "error: --vary tp: value 'abc': expected an integer >= 1");
+  r.vary = {"zero=4"};
+  EXPECT_EQ(message_of(r), "error: --vary zero: value '4': expected an integer 0..3");
+  r.vary = {"schedule=1f1b,zigzag"};
+  EXPECT_NE(message_of(r).find("--vary schedule: value 'zigzag': "), std::string::npos);
+  r.vary = {"tp="};
+  EXPECT_EQ(message_of(r), "error: --vary tp=: no values; expected axis=v1,v2,... (e.g. tp=2,4,8)");
+  r.vary = {"tp=2", "tp=4"};
+  EXPECT_EQ(message_of(r), "error: --vary: axis 'tp' is given twice");
+  r.vary = {};
+  r.devices = 12;
+  EXPECT_EQ(message_of(r),
+            "--devices 12: error: devices=12 is not a multiple of the 8 devices per node of "
+            "'h100-sxm'; a cluster of more than one node is made of whole nodes");
+}
+
+TEST(Search, ASpaceWithoutAValidPointIsBadInput) {
+  Request r = dense_space();
+  r.vary = {"tp=3"};  // divides neither the heads nor the devices
+  const std::string m = message_of(r);
+  EXPECT_NE(m.find("the search space of"), std::string::npos) << m;
+  EXPECT_NE(m.find("has no valid configuration on 8 devices"), std::string::npos) << m;
+  const std::string file = ::testing::TempDir() + "/empty_space.yaml";
+  std::ofstream(file) << "{}\n";
+  r.vary = {};
+  r.space_file = file;
+  EXPECT_NE(message_of(r).find("a search space is a mapping of axes to their values, and this "
+                               "one names none"),
+            std::string::npos)
+      << message_of(r);
+}
+
+}  // namespace
+}  // namespace tessera::experiments::search
