@@ -75,6 +75,8 @@ struct SearchArgs {
   double max_memory = 1.0;
   int jobs = 0;  // 0: every core
   bool no_prune = false;
+  std::string shard;               // "i/N"
+  std::vector<std::string> merge;  // the shards' --out folders
   std::string out;
   CLI::App* command = nullptr;  // the subcommand, once added
 };

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "base/error.h"
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
@@ -97,8 +98,7 @@ void print_rejections(const se::Result& res) {
 void add_search_command(CLI::App& app, SearchArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "search", "rank the parallel configurations of a workload on a number of devices");
-  cmd->add_option("scenario", a.scenario, "scenario YAML file (the workload and cluster)")
-      ->required();
+  cmd->add_option("scenario", a.scenario, "scenario YAML file (the workload and cluster)");
   cmd->add_option("--set", a.sets, "override a scenario key: key.path=value (repeatable)");
   cmd->add_option("--devices", a.devices, "devices to search on (default: the scenario's)");
   std::string names;
@@ -116,30 +116,67 @@ void add_search_command(CLI::App& app, SearchArgs& a) {
   cmd->add_option("--jobs", a.jobs, "threads (default: every core)");
   cmd->add_flag("--no-prune", a.no_prune,
                 "simulate every valid point, even where the memory bound says it cannot fit");
-  cmd->add_option("--out", a.out, "write search.csv, search.json and search.svg here");
+  cmd->add_option("--shard", a.shard,
+                  "run shard i of N (from 0): the points whose number is i modulo N; needs "
+                  "--out, and --merge joins the shards");
+  cmd->add_option("--merge", a.merge,
+                  "join the --out folders of a search's shards instead of searching")
+      ->expected(1, -1);
+  cmd->add_option("--out", a.out,
+                  "write search.csv, search.json and search.svg here, with the journal of "
+                  "finished points (points.jsonl) that a restarted search resumes from");
   a.command = cmd;
 }
 
-int search(const SearchArgs& a) {
+namespace {
+
+se::Result search_or_merge(const SearchArgs& a) {
+  const se::Objective objective = se::parse_objective(a.objective);
+  if (!a.merge.empty()) {
+    if (!a.scenario.empty()) {
+      throw base::InputError("--merge joins finished shards: give their folders, not a scenario");
+    }
+    return se::merge_searches(a.merge, objective);
+  }
+  if (a.scenario.empty()) {
+    throw base::InputError("search: give a scenario file, or --merge and the shards' folders");
+  }
   check_input_file("scenario", a.scenario);
   if (!a.space.empty()) {
     check_input_file("--space", a.space);
-  }
-  if (!a.out.empty()) {
-    prepare_output_dir("--out", a.out);
   }
   se::Request req{.scenario = a.scenario,
                   .sets = a.sets,
                   .devices = a.devices,
                   .vary = a.vary,
                   .space_file = a.space,
-                  .objective = se::parse_objective(a.objective),
+                  .objective = objective,
                   .max_memory = a.max_memory,
                   .jobs = a.jobs,
-                  .prune = !a.no_prune};
-  const se::Result res = se::run_search(req);
-  fmt::print("{}: {} points on {} devices, ranked by {}\n", res.name, res.points.size(),
-             res.devices, se::objective_name(res.objective));
+                  .prune = !a.no_prune,
+                  .shard = a.shard.empty() ? se::Shard{} : se::parse_shard(a.shard),
+                  .out = a.out};
+  if (req.shard.count > 1 && a.out.empty()) {
+    throw base::InputError(fmt::format(
+        "--shard {}: needs --out, where the shard's journal waits for --merge", a.shard));
+  }
+  return se::run_search(req);
+}
+
+}  // namespace
+
+int search(const SearchArgs& a) {
+  if (!a.out.empty()) {
+    prepare_output_dir("--out", a.out);
+  }
+  const se::Result res = search_or_merge(a);
+  const bool shard = res.shard.count > 1;
+  fmt::print("{}: {} points on {} devices{}, ranked by {}\n", res.name,
+             shard ? res.points.size() : res.space.size(), res.devices,
+             shard ? fmt::format(" (shard {}/{} of {})", res.shard.index, res.shard.count,
+                                 res.space.size())
+                   : "",
+             se::objective_name(res.objective));
   print_counts(res);
   if (res.ranked.empty()) {
     fmt::print("  no configuration fits\n");
@@ -147,7 +184,10 @@ int search(const SearchArgs& a) {
     print_ranked(res, static_cast<std::size_t>(std::max(a.top, 1)));
   }
   print_rejections(res);
-  if (!a.out.empty()) {
+  if (shard) {
+    fmt::print("  wrote {}/points.jsonl; join the shards with tessera search --merge DIR...\n",
+               a.out);
+  } else if (!a.out.empty()) {
     se::write_search_csv(a.out + "/search.csv", res);
     se::write_search_json(a.out + "/search.json", res);
     se::write_pareto_chart(a.out + "/search.svg", res);

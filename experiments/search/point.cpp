@@ -14,23 +14,33 @@ namespace {
 using synth::Scenario;
 
 // Where an axis has no effect at this point, every value of it is the same run: the first
-// value stands for them and the others are duplicates. Megatron turns sequence parallelism
-// off at tp 1; a single stage runs no pipeline schedule; cp_comm needs cp.
-std::string duplicate_of(const Scenario& s, const Space& space, const std::vector<std::size_t>& p) {
+// value stands for them and the others are duplicates (the reason names the axis and where).
+// Megatron turns sequence parallelism off at tp 1; a single stage runs no pipeline schedule;
+// cp_comm needs cp.
+struct Duplicate {
+  std::string reason;
+  std::string detail;
+};
+
+Duplicate duplicate_of(const Scenario& s, const Space& space, const std::vector<std::size_t>& p) {
   auto moved = [&](std::string_view axis) { return p[space.position(axis)] != 0; };
   auto first = [&](std::string_view axis) { return space.axis(axis).values.front(); };
   if (s.parallel.tp == 1 && moved("sp")) {
-    return fmt::format("sp has no effect at tp=1: the same run as sp={}", first("sp"));
+    return {"sp at tp=1", fmt::format("the same run as sp={}: Megatron turns sequence "
+                                      "parallelism off at tp=1",
+                                      first("sp"))};
   }
   if (s.parallel.pp == 1 && !s.encoder.present && moved("schedule")) {
-    return fmt::format("a single stage runs no pipeline schedule: the same run as schedule={}",
-                       first("schedule"));
+    return {"schedule at pp=1",
+            fmt::format("the same run as schedule={}: a single stage runs no pipeline schedule",
+                        first("schedule"))};
   }
   if (s.parallel.cp == 1 && moved("cp_comm")) {
-    return fmt::format("cp_comm has no effect at cp=1: the same run as cp_comm={}",
-                       first("cp_comm"));
+    return {"cp_comm at cp=1",
+            fmt::format("the same run as cp_comm={}: without context parallelism it has no effect",
+                        first("cp_comm"))};
   }
-  return "";
+  return {};
 }
 
 // A new pipeline shape gets Megatron's split of the layers: even, the remainder to the first
@@ -73,8 +83,8 @@ std::optional<Scenario> make_point(const Scenario& base, const Space& space, std
     out.detail = std::move(detail);
     return std::nullopt;
   };
-  if (std::string dup = duplicate_of(s, space, p); !dup.empty()) {
-    return reject(Status::kDuplicate, "duplicate", dup);
+  if (Duplicate dup = duplicate_of(s, space, p); !dup.reason.empty()) {
+    return reject(Status::kDuplicate, dup.reason, dup.detail);
   }
   s.parallel.sp = s.parallel.sp && s.parallel.tp > 1;
   if (s.parallel.cp == 1) {

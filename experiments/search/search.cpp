@@ -2,6 +2,7 @@
 #include "experiments/search/search.h"
 
 #include <fmt/format.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -9,8 +10,10 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "base/error.h"
+#include "experiments/search/journal.h"
 #include "experiments/search/memory_bound.h"
 #include "experiments/search/point.h"
 #include "synth/scenario/validate.h"
@@ -22,7 +25,6 @@ namespace {
 using synth::Scenario;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr std::array<std::string_view, 3> kObjectives = {"step_time", "mfu", "tokens_per_s"};
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -57,6 +59,11 @@ Space space_of(const Scenario& base, const Request& req) {
 // slot, so that the results do not depend on the thread count.
 template <typename Body>
 void for_each_index(int jobs, std::size_t n, const Body& body) {
+  // --jobs may ask for more threads than cores (the limit is otherwise the core count).
+  const tbb::global_control limit(
+      tbb::global_control::max_allowed_parallelism,
+      jobs > 0 ? static_cast<std::size_t>(jobs)
+               : static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()));
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
   arena.execute([&] { tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) { body(i); }); });
 }
@@ -75,43 +82,10 @@ void simulate_point(const Scenario& base, const Space& space, double limit, Poin
   }
 }
 
-// Better first by the objective, then by point number.
-bool better(const PointResult& a, const PointResult& b, Objective o) {
-  const double ka = o == Objective::kStepTime ? a.run.step_s
-                    : o == Objective::kMfu    ? -a.run.mfu
-                                              : -a.run.tokens_per_s;
-  const double kb = o == Objective::kStepTime ? b.run.step_s
-                    : o == Objective::kMfu    ? -b.run.mfu
-                                              : -b.run.tokens_per_s;
-  return ka != kb ? ka < kb : a.index < b.index;
-}
-
-void rank(Result& res) {
-  for (std::size_t i = 0; i < res.points.size(); ++i) {
-    if (res.points[i].status == Status::kRan) {
-      res.ranked.push_back(i);
-    }
-  }
-  std::sort(res.ranked.begin(), res.ranked.end(), [&](std::size_t a, std::size_t b) {
-    return better(res.points[a], res.points[b], res.objective);
-  });
-  std::vector<std::size_t> by_time = res.ranked;
-  std::sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
-    return better(res.points[a], res.points[b], Objective::kStepTime);
-  });
-  double least = 0.0;
-  for (std::size_t i : by_time) {
-    if (res.pareto.empty() || res.points[i].run.peak_hbm < least) {
-      res.pareto.push_back(i);
-      least = res.points[i].run.peak_hbm;
-    }
-  }
-}
-
 // No point of the space is a valid run: bad input, with the commonest reasons.
-void check_some_valid(const Result& res) {
+void check_some_valid(const Result& res, const std::vector<PointResult>& all) {
   std::map<std::string, std::pair<std::size_t, std::string>> why;
-  for (const PointResult& p : res.points) {
+  for (const PointResult& p : all) {
     if (p.status != Status::kInvalid && p.status != Status::kDuplicate) {
       return;
     }
@@ -125,30 +99,61 @@ void check_some_valid(const Result& res) {
   }
   throw base::InputError(
       fmt::format("the search space of {} points has no valid configuration on {} devices:{}",
-                  res.points.size(), res.devices, list));
+                  all.size(), res.devices, list));
+}
+
+// Every point of the space checked and bounded (cheap; every shard checks them all, so that a
+// space without a valid point is an error in each): those that may run have status kRan.
+std::vector<PointResult> prepare_points(const Scenario& base, const Result& res,
+                                        const Request& req) {
+  std::vector<PointResult> all(static_cast<std::size_t>(res.space.size()));
+  for_each_index(req.jobs, all.size(), [&](std::size_t i) {
+    PointResult& r = all[i];
+    if (auto s = make_point(base, res.space, i, r)) {
+      r.memory_bound = peak_memory_lower_bound(*s).total();
+      r.status = req.prune && r.memory_bound > res.memory_limit ? Status::kPruned : Status::kRan;
+      if (r.status == Status::kPruned) {
+        r.reason = "memory bound";
+        r.detail = fmt::format("at least {:.2f} GiB of the {:.2f} GiB allowed",
+                               r.memory_bound / kGiB, res.memory_limit / kGiB);
+      }
+    }
+  });
+  return all;
+}
+
+// Simulates the run's points that may run, in parallel; with a journal, takes the points it
+// has finished from it and appends the others as they finish.
+void simulate_points(const Scenario& base, Result& res, const Request& req) {
+  std::optional<Journal> journal;
+  if (!req.out.empty()) {
+    journal.emplace(req.out, search_header(req, res));
+  }
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < res.points.size(); ++k) {
+    PointResult& p = res.points[k];
+    if (journal) {
+      if (auto it = journal->finished().find(p.index); it != journal->finished().end()) {
+        p = it->second;
+        continue;
+      }
+    }
+    if (p.status == Status::kRan) {
+      todo.push_back(k);
+    } else if (journal) {
+      journal->append(p);
+    }
+  }
+  for_each_index(req.jobs, todo.size(), [&](std::size_t k) {
+    PointResult& p = res.points[todo[k]];
+    simulate_point(base, res.space, res.memory_limit, p);
+    if (journal) {
+      journal->append(p);
+    }
+  });
 }
 
 }  // namespace
-
-std::string_view status_name(Status s) {
-  constexpr std::array<std::string_view, 5> kNames = {"ran", "over_memory", "pruned", "invalid",
-                                                      "duplicate"};
-  return kNames[static_cast<std::size_t>(s)];
-}
-
-Objective parse_objective(const std::string& name) {
-  for (std::size_t i = 0; i < kObjectives.size(); ++i) {
-    if (kObjectives[i] == name) {
-      return static_cast<Objective>(i);
-    }
-  }
-  throw base::InputError(fmt::format("--objective {}: expected step_time, mfu or tokens_per_s",
-                                     name.empty() ? "''" : name));
-}
-
-std::string_view objective_name(Objective o) {
-  return kObjectives[static_cast<std::size_t>(o)];
-}
 
 Result run_search(const Request& req) {
   if (!(req.max_memory > 0.0 && req.max_memory <= 1.0)) {
@@ -161,35 +166,20 @@ Result run_search(const Request& req) {
   res.devices = base.cluster.devices;
   res.objective = req.objective;
   res.space = space_of(base, req);
+  res.shard = req.shard;
   const hw::Profile profile = synth::hardware_profile(base);
   res.usable_hbm = profile.hbm_capacity - profile.reserved_memory;
   res.memory_limit = req.max_memory * res.usable_hbm;
-  res.points.resize(static_cast<std::size_t>(res.space.size()));
   auto t0 = std::chrono::steady_clock::now();
-  for_each_index(req.jobs, res.points.size(), [&](std::size_t i) {
-    PointResult& r = res.points[i];
-    if (auto s = make_point(base, res.space, i, r)) {
-      r.memory_bound = peak_memory_lower_bound(*s).total();
-      r.status = req.prune && r.memory_bound > res.memory_limit ? Status::kPruned : Status::kRan;
-      if (r.status == Status::kPruned) {
-        r.reason = "memory bound";
-        r.detail = fmt::format("at least {:.2f} GiB of the {:.2f} GiB allowed",
-                               r.memory_bound / kGiB, res.memory_limit / kGiB);
-      }
-    }
-  });
-  check_some_valid(res);
-  res.prepare_s = seconds_since(t0);
-  std::vector<std::size_t> survivors;
-  for (std::size_t i = 0; i < res.points.size(); ++i) {
-    if (res.points[i].status == Status::kRan) {
-      survivors.push_back(i);
-    }
+  std::vector<PointResult> all = prepare_points(base, res, req);
+  check_some_valid(res, all);
+  for (std::size_t i = static_cast<std::size_t>(req.shard.index); i < all.size();
+       i += static_cast<std::size_t>(req.shard.count)) {
+    res.points.push_back(std::move(all[i]));
   }
+  res.prepare_s = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-  for_each_index(req.jobs, survivors.size(), [&](std::size_t k) {
-    simulate_point(base, res.space, res.memory_limit, res.points[survivors[k]]);
-  });
+  simulate_points(base, res, req);
   res.simulate_s = seconds_since(t1);
   rank(res);
   return res;

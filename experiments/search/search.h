@@ -40,6 +40,16 @@ struct PointResult {
   Row run{};                  // kRan, kOverMemory: the simulated figures
 };
 
+// Which points a run covers: those whose number is `index` modulo `count` (--shard i/N, for
+// Slurm job arrays and MPI ranks).
+struct Shard {
+  int index = 0;
+  int count = 1;
+  bool operator==(const Shard&) const = default;
+};
+// "i/N" with 0 <= i < N; base::InputError naming --shard otherwise.
+Shard parse_shard(const std::string& text);
+
 struct Request {
   std::string scenario;           // the YAML file
   std::vector<std::string> sets;  // --set overrides, applied first
@@ -50,6 +60,10 @@ struct Request {
   double max_memory = 1.0;  // of usable HBM
   int jobs = 0;             // 0: every core
   bool prune = true;        // false: simulate every valid point (to check the memory bound)
+  Shard shard{};
+  // The folder of the journal (search/journal.h): finished points are appended there, and a
+  // search restarted with the same folder runs only what it lacks. "": no journal.
+  std::string out;
 };
 
 struct Result {
@@ -57,9 +71,10 @@ struct Result {
   std::int64_t devices = 0;
   Objective objective = Objective::kStepTime;
   Space space{{}};
-  double usable_hbm = 0.0;          // bytes per device
-  double memory_limit = 0.0;        // max_memory x usable_hbm
-  std::vector<PointResult> points;  // every point, in index order
+  double usable_hbm = 0.0;    // bytes per device
+  double memory_limit = 0.0;  // max_memory x usable_hbm
+  Shard shard{};
+  std::vector<PointResult> points;  // the points the run covers (its shard's), by number
   std::vector<std::size_t> ranked;  // the points that ran and fit, best first
   std::vector<std::size_t> pareto;  // of those, the front of step time vs peak HBM, fastest first
   double prepare_s = 0.0;           // validation and memory bounds
@@ -69,5 +84,12 @@ struct Result {
 // base::InputError for bad input: an unreadable scenario, --vary or space file, devices that
 // are not whole nodes, or a space without any valid point.
 Result run_search(const Request& req);
+
+// The shards of one search, from their journal folders, as one search's result: every shard
+// once, every point finished (base::InputError naming the folder otherwise).
+Result merge_searches(const std::vector<std::string>& dirs, Objective objective);
+
+// Orders res.points that ran and fit by the objective, and finds the Pareto front.
+void rank(Result& res);
 
 }  // namespace tessera::experiments::search

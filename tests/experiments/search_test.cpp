@@ -4,6 +4,7 @@
 // results that do not depend on the thread count; and bad input with its exact messages.
 #include "experiments/search/search.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -123,6 +124,72 @@ TEST(Search, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_EQ(csv, first) << jobs << " threads";
   }
   EXPECT_NE(first.find(",ran,"), std::string::npos);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Two shards merged, and a search interrupted half-way (its journal cut mid-line) then
+// restarted, write the search.csv of one uninterrupted search.
+TEST(Search, ShardedAndResumedSearchesWriteTheSameFile) {
+  Request req = dense_space();
+  req.max_memory = 0.5;
+  const std::string whole = csv_of(run_search(req));
+  std::vector<std::string> dirs;
+  for (int i : {1, 0}) {
+    Request shard = req;
+    shard.shard = {i, 2};
+    shard.out = fresh_dir(fmt::format("search_shard{}", i));
+    const Result part = run_search(shard);
+    EXPECT_LT(part.points.size(), run_search(req).points.size());
+    dirs.push_back(shard.out);
+  }
+  EXPECT_EQ(csv_of(merge_searches(dirs, req.objective)), whole);
+
+  req.out = fresh_dir("search_resumed");
+  run_search(req);
+  const std::string journal = req.out + "/points.jsonl";
+  const std::string full = file_text(journal);
+  std::ofstream(journal, std::ios::trunc) << full.substr(0, full.size() / 2);  // cut mid-line
+  EXPECT_EQ(csv_of(run_search(req)), whole);
+  EXPECT_EQ(file_text(journal).size(), full.size());  // every point once, none repeated
+}
+
+TEST(Search, MergeNeedsEveryShardOfOneSearch) {
+  Request req = dense_space();
+  req.shard = {0, 2};
+  req.out = fresh_dir("search_merge0");
+  run_search(req);
+  auto merge_error = [](const std::vector<std::string>& dirs) {
+    try {
+      merge_searches(dirs, Objective::kStepTime);
+    } catch (const base::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(merge_error({req.out}), "error: --merge: shard 1/2 is missing");
+  Request other = req;
+  other.shard = {1, 2};
+  other.max_memory = 0.5;
+  other.out = fresh_dir("search_merge1");
+  run_search(other);
+  EXPECT_NE(merge_error({req.out, other.out}).find("this shard is of a different search"),
+            std::string::npos);
+  EXPECT_THROW(parse_shard("3/2"), base::InputError);
+  EXPECT_THROW(parse_shard("1/0"), base::InputError);
+  EXPECT_EQ(parse_shard("1/2"), (Shard{1, 2}));
 }
 
 std::string message_of(const Request& req) {
