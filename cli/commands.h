@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace tessera::experiments::search {
+class MpiWorld;
+}
+
 namespace CLI {
 class App;
 }
@@ -92,7 +96,7 @@ int inspect(const std::string& path);
 int simulate_chakra(const SimulateArgs& a);
 int check(const RunArgs& a);
 int compare(const CompareArgs& a);
-int search(const SearchArgs& a);
+int search(const SearchArgs& a, const experiments::search::MpiWorld& world);
 int list();
 
 }  // namespace tessera::cli

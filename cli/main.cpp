@@ -14,6 +14,7 @@
 #include "cli/output_paths.h"
 #include "cli/spill.h"
 #include "experiments/pipeline.h"
+#include "experiments/search/mpi_world.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/models/collective/algorithm.h"
 #include "sim/models/effects.h"
@@ -129,7 +130,7 @@ int list() {
 
 namespace {
 
-int dispatch(int argc, char** argv) {
+int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) {
   CLI::App app{"tessera: predicts the step time, MFU and memory of distributed LLM training"};
   app.require_subcommand(1);
   RunArgs a;
@@ -232,7 +233,7 @@ int dispatch(int argc, char** argv) {
     return compare(c);
   }
   if (se.command->parsed()) {
-    return search(se);
+    return search(se, world);
   }
   if (synth_cmd->parsed()) {
     return synth_chakra(sy);
@@ -257,10 +258,16 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace tessera;
+  // Under mpirun every rank meets the same bad input; rank 0 alone says so.
+  int rank = 0;
   try {
-    return cli::dispatch(argc, argv);
+    const experiments::search::MpiWorld world(argc, argv);
+    rank = world.rank();
+    return cli::dispatch(argc, argv, world);
   } catch (const base::InputError& e) {
-    std::cerr << e.what() << "\n";
+    if (rank == 0) {
+      std::cerr << e.what() << "\n";
+    }
     return 2;
   } catch (const base::SimulationError& e) {
     std::cerr << "simulation failed: " << e.what() << "\n";

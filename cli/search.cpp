@@ -8,12 +8,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <sstream>
 
 #include "base/error.h"
 #include "base/units.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
 #include "experiments/search/files.h"
+#include "experiments/search/journal.h"
+#include "experiments/search/mpi_world.h"
 
 namespace tessera::cli {
 
@@ -130,7 +133,38 @@ void add_search_command(CLI::App& app, SearchArgs& a) {
 
 namespace {
 
-se::Result search_or_merge(const SearchArgs& a) {
+// Under mpirun: rank r searches shard r/R (its journal in OUT/mpi-r-of-R) and rank 0 joins
+// every rank's points into the whole search's result; the other ranks' results are empty.
+se::Result search_over_ranks(se::Request req, const SearchArgs& a, const se::MpiWorld& world) {
+  if (!a.shard.empty()) {
+    throw base::InputError(
+        fmt::format("--shard {}: under mpirun the ranks share the search out themselves", a.shard));
+  }
+  req.shard = {world.rank(), world.size()};
+  if (!a.out.empty()) {
+    req.out = fmt::format("{}/mpi-{}-of-{}", a.out, world.rank(), world.size());
+    prepare_output_dir("--out", req.out);
+  }
+  se::Result mine = se::run_search(req);
+  std::string lines;
+  for (const se::PointResult& p : mine.points) {
+    lines += se::point_record(p).dump() + "\n";
+  }
+  const std::vector<std::string> all = world.gather(lines);
+  if (world.rank() != 0) {
+    return {};
+  }
+  std::vector<se::PointResult> points;
+  for (const std::string& part : all) {
+    std::istringstream in(part);
+    for (std::string line; std::getline(in, line);) {
+      points.push_back(se::point_from_record(nlohmann::json::parse(line)));
+    }
+  }
+  return se::join_shards(std::move(mine), std::move(points));
+}
+
+se::Result search_or_merge(const SearchArgs& a, const se::MpiWorld& world) {
   const se::Objective objective = se::parse_objective(a.objective);
   if (!a.merge.empty()) {
     if (!a.scenario.empty()) {
@@ -156,6 +190,14 @@ se::Result search_or_merge(const SearchArgs& a) {
                   .prune = !a.no_prune,
                   .shard = a.shard.empty() ? se::Shard{} : se::parse_shard(a.shard),
                   .out = a.out};
+  if (world.size() > 1) {
+    return search_over_ranks(std::move(req), a, world);
+  }
+  if (se::launched_as_one_of_several()) {
+    throw base::InputError(
+        "this tessera was built without MPI, so its copies under mpirun cannot share a search: "
+        "install libopenmpi-dev and rebuild, or run --shard i/N per process and --merge");
+  }
   if (req.shard.count > 1 && a.out.empty()) {
     throw base::InputError(fmt::format(
         "--shard {}: needs --out, where the shard's journal waits for --merge", a.shard));
@@ -165,11 +207,14 @@ se::Result search_or_merge(const SearchArgs& a) {
 
 }  // namespace
 
-int search(const SearchArgs& a) {
-  if (!a.out.empty()) {
+int search(const SearchArgs& a, const se::MpiWorld& world) {
+  if (!a.out.empty() && world.rank() == 0) {
     prepare_output_dir("--out", a.out);
   }
-  const se::Result res = search_or_merge(a);
+  const se::Result res = search_or_merge(a, world);
+  if (world.rank() != 0) {
+    return 0;  // rank 0 prints and writes the whole search
+  }
   const bool shard = res.shard.count > 1;
   fmt::print("{}: {} points on {} devices{}, ranked by {}\n", res.name,
              shard ? res.points.size() : res.space.size(), res.devices,

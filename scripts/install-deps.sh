@@ -3,12 +3,14 @@
 # build time). Uses sudo when not run as root. Safe to run again.
 # --fuzz also installs clang and its runtime libraries (libFuzzer, sanitizers), which the
 # fuzz targets (fuzz/, -DTESSERA_FUZZ=ON) need; --lint installs clang-format and clang-tidy.
+# OpenMPI lets `tessera search` run under mpirun; a build without it works (-DTESSERA_MPI=OFF).
 set -euo pipefail
 packages=(
   build-essential cmake
   libyaml-cpp-dev libboost-graph-dev libtbb-dev libprotobuf-dev protobuf-compiler
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
 )
 for arg in "$@"; do
   case "$arg" in

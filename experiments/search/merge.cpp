@@ -74,11 +74,17 @@ Result merge_searches(const std::vector<std::string>& dirs, Objective objective)
       throw base::InputError(fmt::format("--merge: shard {}/{} is missing", i, res.shard.count));
     }
   }
+  res.objective = objective;
+  return join_shards(std::move(res), std::move(points));
+}
+
+Result join_shards(Result res, std::vector<PointResult> points) {
   std::sort(points.begin(), points.end(),
             [](const PointResult& a, const PointResult& b) { return a.index < b.index; });
   res.points = std::move(points);
   res.shard = Shard{};
-  res.objective = objective;
+  res.ranked.clear();
+  res.pareto.clear();
   rank(res);
   return res;
 }

@@ -89,6 +89,10 @@ Result run_search(const Request& req);
 // once, every point finished (base::InputError naming the folder otherwise).
 Result merge_searches(const std::vector<std::string>& dirs, Objective objective);
 
+// `res` (a shard's result, for its space and figures) with every shard's `points`: the
+// result of the whole search.
+Result join_shards(Result res, std::vector<PointResult> points);
+
 // Orders res.points that ran and fit by the objective, and finds the Pareto front.
 void rank(Result& res);
 
