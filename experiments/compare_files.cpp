@@ -19,25 +19,6 @@ namespace tessera::experiments {
 
 namespace {
 
-std::ofstream open_or_throw(const std::string& dir, const std::string& name) {
-  std::ofstream out(dir + "/" + name);
-  if (!out) {
-    throw base::InputError(base::SourceLoc{dir, 0, 0}, "cannot write into this folder");
-  }
-  return out;
-}
-
-std::string csv_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  return out + "\"";
-}
-
 // The configuration columns of compare.csv and sweep.csv: every field but the schedule, which
 // has its own column first (a row whose configuration is unknown leaves them empty).
 constexpr const char* kConfigColumns =
@@ -116,13 +97,32 @@ sim::report::ChartSeries series_of(const SweepResult& res, std::size_t i,
 
 }  // namespace
 
+std::string csv_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+std::ofstream open_for_writing(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write this file");
+  }
+  return out;
+}
+
 std::string file_safe(std::string spec) {
   std::replace(spec.begin(), spec.end(), ':', '-');
   return spec;
 }
 
 void write_compare_tables(const std::string& dir, const std::vector<Row>& rows) {
-  std::ofstream csv = open_or_throw(dir, "compare.csv");
+  std::ofstream csv = open_for_writing(dir + "/compare.csv");
   csv << "schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,exposed_encoder_s,"
          "peak_hbm_bytes,out_of_memory,speedup,skipped,"
       << kConfigColumns << "\n";
@@ -134,11 +134,11 @@ void write_compare_tables(const std::string& dir, const std::vector<Row>& rows) 
                        r.peak_hbm, r.oom ? 1 : 0, r.speedup, r.skipped, config_cells(r));
     js.push_back(row_json(r));
   }
-  open_or_throw(dir, "compare.json") << js.dump(2) << "\n";
+  open_for_writing(dir + "/compare.json") << js.dump(2) << "\n";
 }
 
 void write_sweep_tables(const std::string& dir, const SweepResult& res) {
-  std::ofstream csv = open_or_throw(dir, "sweep.csv");
+  std::ofstream csv = open_for_writing(dir + "/sweep.csv");
   csv << "key,value,schedule,step_time_s,mfu,bubble_fraction,exposed_comm_fraction,"
          "peak_hbm_bytes,out_of_memory,speedup,skipped,"
       << kConfigColumns << "\n";
@@ -159,7 +159,7 @@ void write_sweep_tables(const std::string& dir, const SweepResult& res) {
   nlohmann::json js = {{"scenario", res.name},       {"key", res.sweep.key},
                        {"values", res.sweep.values}, {"schedules", res.labels},
                        {"baseline", res.labels[0]},  {"runs", runs}};
-  open_or_throw(dir, "sweep.json") << js.dump(2) << "\n";
+  open_for_writing(dir + "/sweep.json") << js.dump(2) << "\n";
 }
 
 void write_sweep_chart(const std::string& path, const SweepResult& res) {

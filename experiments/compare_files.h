@@ -3,6 +3,7 @@
 // schedule), and with --sweep sweep.csv, sweep.json and sweep.svg (the speedup chart).
 #pragma once
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 #include "experiments/sweep.h"
 
 namespace tessera::experiments {
+
+// A CSV cell in double quotes (inner quotes doubled).
+std::string csv_quote(const std::string& s);
+// `path` opened for writing; base::InputError naming it when it cannot be.
+std::ofstream open_for_writing(const std::string& path);
 
 // A spec as a file-name part: "interleaved:2" -> "interleaved-2".
 std::string file_safe(std::string spec);

@@ -12,18 +12,11 @@
 
 #include "base/error.h"
 #include "experiments/schedule_spec.h"
+#include "experiments/value_list.h"
 
 namespace tessera::experiments {
 
 namespace {
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) {
-    return "";
-  }
-  return std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
-}
 
 // A value as a file-name part: anything but [A-Za-z0-9._+-] becomes '_'.
 std::string value_file_part(const std::string& v) {
@@ -121,37 +114,15 @@ std::vector<std::optional<synth::Scenario>> load_points(const SweepRequest& req,
 }  // namespace
 
 Sweep parse_sweep(const std::string& arg) {
-  auto bad = [&arg](const std::string& why) {
-    return base::InputError(
-        fmt::format("--sweep {}: {}; expected key.path=v1,v2,... (e.g. model.layers=4,8)",
-                    arg.empty() ? "''" : arg, why));
-  };
-  auto eq = arg.find('=');
-  if (eq == std::string::npos) {
-    throw bad("no '='");
+  constexpr const char* kForm = "key.path=v1,v2,... (e.g. model.layers=4,8)";
+  KeyValues kv = parse_key_values("--sweep", arg, kForm);
+  const std::string& key = kv.key;
+  if (key.empty() || key.front() == '.' || key.back() == '.' ||
+      key.find("..") != std::string::npos) {
+    throw base::InputError(
+        fmt::format("--sweep {}: '{}' is not a key path; expected {}", arg, key, kForm));
   }
-  Sweep sw;
-  sw.key = trim(std::string_view(arg).substr(0, eq));
-  if (sw.key.empty() || sw.key.front() == '.' || sw.key.back() == '.' ||
-      sw.key.find("..") != std::string::npos) {
-    throw bad(fmt::format("'{}' is not a key path", sw.key));
-  }
-  std::string list = arg.substr(eq + 1);
-  if (trim(list).empty()) {
-    throw bad("no values");
-  }
-  std::stringstream ss(list + ",");  // so a trailing comma leaves an empty value to reject
-  for (std::string v; std::getline(ss, v, ',');) {
-    v = trim(v);
-    if (v.empty()) {
-      throw bad(fmt::format("value {} is empty", sw.values.size() + 1));
-    }
-    if (std::find(sw.values.begin(), sw.values.end(), v) != sw.values.end()) {
-      throw bad(fmt::format("value '{}' is given twice", v));
-    }
-    sw.values.push_back(v);
-  }
-  return sw;
+  return Sweep{std::move(kv.key), std::move(kv.values)};
 }
 
 std::string context_of(const synth::Scenario& s) {

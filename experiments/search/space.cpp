@@ -5,22 +5,14 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 
 #include "base/error.h"
 #include "base/yaml_reader.h"
+#include "experiments/value_list.h"
 
 namespace tessera::experiments::search {
 
 namespace {
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) {
-    return "";
-  }
-  return std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
-}
 
 std::vector<std::string_view> axis_names() {
   std::vector<std::string_view> out;
@@ -90,32 +82,8 @@ const AxisValues& Space::axis(std::string_view name) const {
 }
 
 AxisValues parse_vary(const std::string& arg) {
-  auto bad = [&arg](const std::string& why) {
-    return base::InputError(fmt::format("--vary {}: {}; expected axis=v1,v2,... (e.g. tp=2,4,8)",
-                                        arg.empty() ? "''" : arg, why));
-  };
-  auto eq = arg.find('=');
-  if (eq == std::string::npos) {
-    throw bad("no '='");
-  }
-  AxisValues out;
-  out.axis = &find_axis(trim(std::string_view(arg).substr(0, eq)), "--vary " + arg);
-  std::string list = arg.substr(eq + 1);
-  if (trim(list).empty()) {
-    throw bad("no values");
-  }
-  std::stringstream ss(list + ",");  // so a trailing comma leaves an empty value to reject
-  for (std::string v; std::getline(ss, v, ',');) {
-    v = trim(v);
-    if (v.empty()) {
-      throw bad(fmt::format("value {} is empty", out.values.size() + 1));
-    }
-    if (std::find(out.values.begin(), out.values.end(), v) != out.values.end()) {
-      throw bad(fmt::format("value '{}' is given twice", v));
-    }
-    out.values.push_back(v);
-  }
-  return out;
+  KeyValues kv = parse_key_values("--vary", arg, "axis=v1,v2,... (e.g. tp=2,4,8)");
+  return AxisValues{&find_axis(kv.key, "--vary " + arg), std::move(kv.values)};
 }
 
 std::vector<AxisValues> read_space_file(const std::string& path, const synth::Scenario& base) {
