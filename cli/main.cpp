@@ -15,6 +15,7 @@
 #include "cli/spill.h"
 #include "experiments/pipeline.h"
 #include "experiments/search/mpi_world.h"
+#include "experiments/search/space.h"
 #include "hwprofiles/hw_profile.h"
 #include "sim/models/collective/algorithm.h"
 #include "sim/models/effects.h"
@@ -124,6 +125,10 @@ int list() {
   fmt::print("\nmodelled effects (run --without NAME):\n");
   for (const models::EffectInfo& e : models::known_effects()) {
     fmt::print("  {:<20} {}\n", e.name, e.what);
+  }
+  fmt::print("search axes (search --vary AXIS=v1,v2,...; docs/search.md):\n");
+  for (const experiments::search::Axis& a : experiments::search::axes()) {
+    fmt::print("  {:<20} {}\n", a.name, a.help);
   }
   return 0;
 }

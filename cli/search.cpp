@@ -118,7 +118,8 @@ void add_search_command(CLI::App& app, SearchArgs& a) {
                   "the fraction of usable HBM a configuration may use (default 1)");
   cmd->add_option("--jobs", a.jobs, "threads (default: every core)");
   cmd->add_flag("--no-prune", a.no_prune,
-                "simulate every valid point, even where the memory bound says it cannot fit");
+                "simulate every valid point's whole step, even where the memory bound says it "
+                "cannot fit or a rank goes over the limit");
   cmd->add_option("--shard", a.shard,
                   "run shard i of N (from 0): the points whose number is i modulo N; needs "
                   "--out, and --merge joins the shards");

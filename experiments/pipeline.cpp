@@ -48,7 +48,7 @@ std::string parallelism_label(const synth::Scenario& s) {
 
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
                           const std::vector<std::int32_t>& timeline_ranks,
-                          const models::Effects& effects) {
+                          const models::Effects& effects, double stop_above_memory) {
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
   hw::Profile profile = synth::hardware_profile(s);
@@ -64,6 +64,7 @@ Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
   opt.share_rank_classes = share;
   opt.dtype = s.training.precision;
   opt.effects = effects;
+  opt.stop_above_memory = stop_above_memory;
   o.stats = sim::simulate(o.graph, cluster, profile, opt);
   o.sim_s = seconds_since(t2);
   o.label = make_label(s, profile);

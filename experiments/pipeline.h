@@ -32,10 +32,11 @@ struct Outcome {
 // Synthesizes and simulates `s`; `share` simulates one instance per rank class, `timeline`
 // records the spans (for timeline.json.gz and analyses that read them) of `timeline_ranks`
 // (empty: the default pick, sim::SimOptions::timeline_ranks), with the modelled `effects`
-// (default: all on).
+// (default: all on). `stop_above_memory` > 0 stops the step where a rank first holds more
+// bytes (sim::MemoryLimit).
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
                           const std::vector<std::int32_t>& timeline_ranks = {},
-                          const models::Effects& effects = {});
+                          const models::Effects& effects = {}, double stop_above_memory = 0.0);
 
 // Simulates a graph that was not synthesized here (Chakra traces) on a cluster of its ranks
 // built from `topology`, under `label`; the metrics count one device per rank.

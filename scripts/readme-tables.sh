@@ -14,6 +14,8 @@
 #   fsdp-run          build/tessera run scenarios/llama3-8b-fsdp-h100.yaml, in a code fence
 #   fsdp-variants     the same scenario with each --set of fsdp_variants below, one table row each
 #   cp-variants       scenarios/llama3-70b-cp-h100.yaml with each --set of cp_variants below
+#   search-run        build/tessera search scenarios/llama3-70b-h100.yaml --devices 512, without
+#                     its speed line (points/s), in a code fence
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +64,12 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
       END { printf "| `%s` | %s | %s | %s | %s | %s | %s |\n", v, step, exposed, flight, hidden, sent, peak }'
   done
 } >"$tmp/cp-variants"
+{
+  echo '```'
+  echo '$ build/tessera search scenarios/llama3-70b-h100.yaml --devices 512'
+  "$build/tessera" search scenarios/llama3-70b-h100.yaml --devices 512 | grep -v 'points/s'
+  echo '```'
+} >"$tmp/search-run"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"

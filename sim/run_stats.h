@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
 #include "graph/exec_graph.h"
 
 namespace tessera::sim {
@@ -108,6 +109,18 @@ struct RunStats {
   // Why rank-class sharing was requested but every rank was simulated ("" otherwise).
   std::string sharing_fallback;
   bool expert_loads = false;  // skewed MoE routing: the ranks' expert_load fields are set
+};
+
+// What simulate throws when a rank goes over SimOptions::stop_above_memory.
+class MemoryLimit : public base::SimulationError {
+ public:
+  MemoryLimit(std::int32_t rank, double bytes);
+  [[nodiscard]] std::int32_t rank() const { return rank_; }
+  [[nodiscard]] double bytes() const { return bytes_; }
+
+ private:
+  std::int32_t rank_;
+  double bytes_;
 };
 
 }  // namespace tessera::sim

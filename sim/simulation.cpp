@@ -3,6 +3,8 @@
 // executor and the network model -> report deadlocks or turn instance accounts into RunStats.
 #include "sim/simulation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -156,8 +158,8 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .recorded = {},
                         .eager_sends = options.eager_sends,
                         .tuner = tuner,
-
-                        .interference = options.effects.on("comm-interference")};
+                        .interference = options.effects.on("comm-interference"),
+                        .stop_above_memory = options.stop_above_memory};
   TimelinePick pick;
   if (options.record_timeline) {
     pick = pick_timeline(graph, plan, options.timeline_ranks, kDefaultTimelineRanks);
@@ -174,5 +176,10 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   stats.timeline_ranks = std::move(pick.ranks);
   return stats;
 }
+
+MemoryLimit::MemoryLimit(std::int32_t rank, double bytes)
+    : base::SimulationError(fmt::format("rank {} holds {:.0f} bytes, over the limit", rank, bytes)),
+      rank_(rank),
+      bytes_(bytes) {}
 
 }  // namespace tessera::sim

@@ -35,6 +35,9 @@ struct SimOptions {
   // Modelled effects switched off (sim/models/effects.h); empty: all on. The collective
   // model reads "collective-tuner" and "rail-alignment" (sim/models/collective/tuner.h).
   models::Effects effects;
+  // Stop the step at the first instant a rank holds more than this many bytes, throwing
+  // MemoryLimit (a search's points that cannot fit need no step time); 0: never.
+  double stop_above_memory = 0.0;
 };
 
 // Throws base::SimulationError when the step cannot finish (a deadlock, with which node

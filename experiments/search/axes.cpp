@@ -90,16 +90,19 @@ std::vector<std::string> cp_defaults(const Scenario& s, std::int64_t /*devices*/
   return as_strings(out.empty() ? std::vector<std::int64_t>{1} : out);
 }
 
-// Expert parallelism over powers of two dividing the experts, up to 64; dense models: 1.
+// Expert parallelism over powers of two dividing the experts, up to 64, with at most 32 routed
+// experts a rank (DeepSeek-V3: 256 experts over EP64; Qwen3-30B-A3B: 128 over EP8 to 32;
+// Mixtral: 8 over EP1 to 8); dense models: 1.
 std::vector<std::string> ep_defaults(const Scenario& s, std::int64_t devices) {
-  std::vector<std::int64_t> out{1};
   const std::int64_t experts = s.model.moe.experts;
-  for (std::int64_t e = 2; e <= std::min<std::int64_t>({experts, 64, devices}); e *= 2) {
-    if (experts % e == 0) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t e = 1;
+       e <= std::min<std::int64_t>({std::max<std::int64_t>(experts, 1), 64, devices}); e *= 2) {
+    if (experts == 0 ? e == 1 : experts % e == 0 && experts / e <= 32) {
       out.push_back(e);
     }
   }
-  return as_strings(out);
+  return as_strings(out.empty() ? std::vector<std::int64_t>{1} : out);
 }
 
 std::vector<std::string> schedule_defaults(const Scenario& s, std::int64_t /*devices*/) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "experiments/compare_files.h"
 #include "sim/report/chart.h"
 
 namespace tessera::experiments::search {
@@ -17,27 +18,10 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::ofstream open_or_throw(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) {
-    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot write this file");
-  }
-  return out;
-}
-
-std::string csv_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  return out + "\"";
-}
-
+// Whether the point has a whole step's figures (a simulation stopped at the memory limit has
+// only its peak).
 bool simulated(const PointResult& p) {
-  return p.status == Status::kRan || p.status == Status::kOverMemory;
+  return (p.status == Status::kRan || p.status == Status::kOverMemory) && !p.stopped;
 }
 
 // Each point's place in the ranking (1-based; 0: not ranked) and on the front.
@@ -74,6 +58,9 @@ nlohmann::json point_json(const Result& res, const PointResult& p, std::size_t r
     j["bubble"] = p.run.bubble;
     j["exposed_comm"] = p.run.exposed_comm;
   }
+  if (p.stopped) {
+    j["stopped_at_bytes"] = p.run.peak_hbm;
+  }
   if (rank > 0) {
     j["rank"] = rank;
   }
@@ -94,10 +81,11 @@ std::vector<Rejection> rejections(const Result& res) {
     if (r.count++ == 0) {
       r.status = std::string(status_name(p.status));
       r.reason = reason;
-      r.example = p.status == Status::kOverMemory
-                      ? fmt::format("{:.2f} GiB of the {:.2f} GiB allowed", p.run.peak_hbm / kGiB,
-                                    res.memory_limit / kGiB)
-                      : p.detail;
+      r.example =
+          p.status == Status::kOverMemory
+              ? fmt::format("{}{:.2f} GiB of the {:.2f} GiB allowed", p.stopped ? "over " : "",
+                            p.run.peak_hbm / kGiB, res.memory_limit / kGiB)
+              : p.detail;
     }
   }
   std::vector<Rejection> out;
@@ -115,7 +103,7 @@ std::vector<Rejection> rejections(const Result& res) {
 }
 
 void write_search_csv(const std::string& path, const Result& res) {
-  std::ofstream out = open_or_throw(path);
+  std::ofstream out = open_for_writing(path);
   out << "index,status";
   for (const AxisValues& a : res.space.axes()) {
     out << "," << a.axis->name;
@@ -135,6 +123,8 @@ void write_search_csv(const std::string& path, const Result& res) {
     if (simulated(p)) {
       out << fmt::format(",{},{:.9g},{:.6f},{:.9g},{:.4f}", p.microbatches, p.run.step_s, p.run.mfu,
                          p.run.tokens_per_s, p.run.peak_hbm / kGiB);
+    } else if (p.stopped) {
+      out << fmt::format(",,,,,{:.4f}", p.run.peak_hbm / kGiB);  // where it stopped
     } else {
       out << ",,,,,";
     }
@@ -168,7 +158,7 @@ void write_search_json(const std::string& path, const Result& res) {
   for (std::size_t i = 0; i < res.points.size(); ++i) {
     j["results"].push_back(point_json(res, res.points[i], rank[i], front[i] > 0));
   }
-  open_or_throw(path) << j.dump(1) << "\n";
+  open_for_writing(path) << j.dump(1) << "\n";
 }
 
 void write_pareto_chart(const std::string& path, const Result& res) {

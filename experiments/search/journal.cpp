@@ -120,6 +120,7 @@ nlohmann::json point_record(const PointResult& p) {
                 {"exposed_comm", p.run.exposed_comm},
                 {"peak_hbm", p.run.peak_hbm},
                 {"oom", p.run.oom}};
+    j["stopped"] = p.stopped;
   }
   return j;
 }
@@ -141,6 +142,7 @@ PointResult point_from_record(const nlohmann::json& j) {
     p.run.exposed_comm = r->at("exposed_comm").get<double>();
     p.run.peak_hbm = r->at("peak_hbm").get<double>();
     p.run.oom = r->at("oom").get<bool>();
+    p.stopped = j.at("stopped").get<bool>();
   }
   return p;
 }

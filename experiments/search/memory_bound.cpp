@@ -65,7 +65,8 @@ class Bounder {
     const std::int64_t zero = s.zero_stage();
     dense_shards_ = static_cast<double>(p.shard_dp() * p.cp);
     dense_b_ = s.training.static_bytes_per_param(zero, dense_shards_);
-    expert_b_ = s.training.static_bytes_per_param(zero, static_cast<double>(p.edp()));
+    expert_shards_ = static_cast<double>(p.edp());
+    expert_b_ = s.training.static_bytes_per_param(zero, expert_shards_);
     // The embedding, vocabulary-parallel over TP.
     embed_ = static_cast<double>(s.model.vocab * s.model.hidden) / static_cast<double>(p.tp);
   }
@@ -81,7 +82,6 @@ class Bounder {
  private:
   [[nodiscard]] RankHold hold(int r) const {
     RankHold h;
-    const bool gathers = s_.zero_stage() >= 3;
     for (int c = 0; c < place_.chunks(); ++c) {
       const int stage = place_.stage_of(r, c);
       const std::int64_t llm = place_.stage_in_pipe(stage) - enc_stages_;
@@ -99,15 +99,27 @@ class Bounder {
           h.static_bytes +=
               (cost.params - cost.expert_params) * dense_b_ + cost.expert_params * expert_b_;
           saved += cost.saved_bytes;
-          const double dense_params = cost.params - cost.expert_params;
-          h.transient = std::max(
-              h.transient, cost.recomputed_bytes +
-                               (gathers ? 2.0 * dense_params * (1.0 - 1.0 / dense_shards_) : 0.0));
+          h.transient = std::max(h.transient, transient(cost));
         }
       }
       h.chunk_saved.push_back(saved);
     }
     return h;
+  }
+
+  // What one layer's backward holds beyond the stashed activations: under full recompute the
+  // activations it recomputes; under ZeRO-3 its weights gathered whole (the shard a rank keeps
+  // is already counted), or under ZeRO-2 and 3 its gradients before their reduce-scatter,
+  // whichever is more (a zero-bubble schedule may release the weights before the
+  // weight-gradient half).
+  [[nodiscard]] double transient(const LayerCost& c) const {
+    const std::int64_t zero = s_.zero_stage();
+    const double dense = c.params - c.expert_params;
+    const double unsharded =
+        dense * (1.0 - 1.0 / dense_shards_) + c.expert_params * (1.0 - 1.0 / expert_shards_);
+    const double weights = zero >= 3 ? 2.0 * unsharded : 0.0;
+    const double grads = zero >= 2 ? s_.training.grad_bytes() * unsharded : 0.0;
+    return c.recomputed_bytes + std::max(weights, grads);
   }
 
   // The most activations rank `r` holds over its order of tasks: a chunk's forward keeps its
@@ -148,6 +160,7 @@ class Bounder {
   std::int64_t llm_stages_ = 0;
   std::vector<std::int64_t> bounds_;
   double dense_shards_ = 1.0;
+  double expert_shards_ = 1.0;
   double dense_b_ = 0.0;
   double expert_b_ = 0.0;
   double embed_ = 0.0;

@@ -68,13 +68,21 @@ void for_each_index(int jobs, std::size_t n, const Body& body) {
   arena.execute([&] { tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) { body(i); }); });
 }
 
-void simulate_point(const Scenario& base, const Space& space, double limit, PointResult& r) {
+// A point over `limit` bytes is over memory; with `stop`, its simulation stops there.
+void simulate_point(const Scenario& base, const Space& space, double limit, bool stop,
+                    PointResult& r) {
   PointResult scratch;
   const Scenario s = *make_point(base, space, r.index, scratch);
   try {
-    const Outcome o = simulate_scenario(s, true, false);
+    const Outcome o = simulate_scenario(s, true, false, {}, {}, stop ? limit : 0.0);
     measure(o, r.run);
     r.status = o.metrics.oom || r.run.peak_hbm > limit ? Status::kOverMemory : Status::kRan;
+  } catch (const sim::MemoryLimit& e) {
+    r.status = Status::kOverMemory;
+    r.stopped = true;
+    r.run.peak_hbm = e.bytes();
+    r.detail = fmt::format("rank {} went over the limit holding {:.2f} GiB; the simulation stopped",
+                           e.rank(), e.bytes() / kGiB);
   } catch (const base::Error& e) {  // a topology that cannot hold it, a deadlock
     r.status = Status::kInvalid;
     r.reason = "simulation";
@@ -146,7 +154,7 @@ void simulate_points(const Scenario& base, Result& res, const Request& req) {
   }
   for_each_index(req.jobs, todo.size(), [&](std::size_t k) {
     PointResult& p = res.points[todo[k]];
-    simulate_point(base, res.space, res.memory_limit, p);
+    simulate_point(base, res.space, res.memory_limit, req.prune, p);
     if (journal) {
       journal->append(p);
     }

@@ -38,6 +38,9 @@ struct PointResult {
   std::int64_t microbatches = 0;
   double memory_bound = 0.0;  // bytes; 0 where the point is not valid
   Row run{};                  // kRan, kOverMemory: the simulated figures
+  // kOverMemory: the simulation stopped where a rank first went over the limit, so run has
+  // only peak_hbm, the bytes that rank then held.
+  bool stopped = false;
 };
 
 // Which points a run covers: those whose number is `index` modulo `count` (--shard i/N, for
@@ -59,7 +62,9 @@ struct Request {
   Objective objective = Objective::kStepTime;
   double max_memory = 1.0;  // of usable HBM
   int jobs = 0;             // 0: every core
-  bool prune = true;        // false: simulate every valid point (to check the memory bound)
+  // Prune by the memory bound, and stop a simulation where a rank goes over the limit; false:
+  // simulate every valid point's whole step (to check the bound).
+  bool prune = true;
   Shard shard{};
   // The folder of the journal (search/journal.h): finished points are appended there, and a
   // search restarted with the same folder runs only what it lacks. "": no journal.

@@ -268,6 +268,10 @@ void Executor::begin_node(std::uint32_t inst, graph::NodeId n, int sms) {
   if (s.memory > s.peak_memory) {
     s.peak_memory = s.memory;
     s.peak_comm = s.comm_memory;
+    if (setup_.stop_above_memory > 0.0 &&
+        static_cast<double>(s.peak_memory) > setup_.stop_above_memory) {
+      throw sim::MemoryLimit(s.spec->rank, static_cast<double>(s.peak_memory));
+    }
   }
   if (s.recorded && node.mem_alloc != 0) {
     record_memory(s);

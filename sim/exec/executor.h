@@ -38,6 +38,8 @@ struct ExecSetup {
   // Compute kernels slow down while a collective shares the device (interference.h; the
   // "comm-interference" effect).
   bool interference = false;
+  // Stop at the first instant a rank holds more than this many bytes (0: never): MemoryLimit.
+  double stop_above_memory = 0.0;
 };
 
 // Contract: a node starts when it heads its stream and its dependencies have finished; a
