@@ -68,37 +68,52 @@ nlohmann::json point_json(const Result& res, const PointResult& p, std::size_t r
   return j;
 }
 
+int listing_place(Status s) {
+  switch (s) {
+    case Status::kInvalid:
+      return 0;
+    case Status::kDuplicate:
+      return 1;
+    case Status::kPruned:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+std::string example_of(const PointResult& p, const Result& res) {
+  if (p.status != Status::kOverMemory) {
+    return p.detail;
+  }
+  return fmt::format("{}{:.2f} GiB of the {:.2f} GiB allowed", p.stopped ? "over " : "",
+                     p.run.peak_hbm / kGiB, res.memory_limit / kGiB);
+}
+
 }  // namespace
 
 std::vector<Rejection> rejections(const Result& res) {
+  // Keyed by the status's place in the listing (invalid, duplicate, pruned, over memory).
   std::map<std::pair<int, std::string>, Rejection> by;
   for (const PointResult& p : res.points) {
-    if (p.status == Status::kRan) {
-      continue;
-    }
-    const std::string reason = p.status == Status::kOverMemory ? "peak HBM" : p.reason;
-    Rejection& r = by[{static_cast<int>(p.status), reason}];
-    if (r.count++ == 0) {
-      r.status = std::string(status_name(p.status));
-      r.reason = reason;
-      r.example =
-          p.status == Status::kOverMemory
-              ? fmt::format("{}{:.2f} GiB of the {:.2f} GiB allowed", p.stopped ? "over " : "",
-                            p.run.peak_hbm / kGiB, res.memory_limit / kGiB)
-              : p.detail;
+    if (p.status != Status::kRan) {
+      const std::string reason = p.status == Status::kOverMemory ? "peak HBM" : p.reason;
+      Rejection& r = by[{listing_place(p.status), reason}];
+      if (r.count++ == 0) {
+        r = {std::string(status_name(p.status)), reason, 1, example_of(p, res)};
+      }
     }
   }
-  std::vector<Rejection> out;
+  std::vector<std::pair<int, Rejection>> listed;
   for (auto& [key, r] : by) {
+    listed.emplace_back(key.first, std::move(r));
+  }
+  std::stable_sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.count > b.second.count;
+  });
+  std::vector<Rejection> out;
+  for (auto& [place, r] : listed) {
     out.push_back(std::move(r));
   }
-  auto order = [](const std::string& st) {
-    return st == "invalid" ? 0 : st == "duplicate" ? 1 : st == "pruned" ? 2 : 3;
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const Rejection& a, const Rejection& b) {
-    return order(a.status) != order(b.status) ? order(a.status) < order(b.status)
-                                              : a.count > b.count;
-  });
   return out;
 }
 
