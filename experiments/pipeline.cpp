@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "base/error.h"
 #include "synth/build/synthesize.h"
@@ -46,39 +47,52 @@ std::string parallelism_label(const synth::Scenario& s) {
   return fmt::format("TP{}{} PP{} DP{}{}", p.tp, cp, p.pp, p.dp, p.sp ? " SP" : "");
 }
 
-Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
-                          const std::vector<std::int32_t>& timeline_ranks,
-                          const models::Effects& effects, double stop_above_memory) {
+Outcome simulate_scenario(const synth::Scenario& s, const RunOptions& run) {
   Outcome o;
   auto t0 = std::chrono::steady_clock::now();
   hw::Profile profile = synth::hardware_profile(s);
-  topology::Cluster cluster(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+  std::optional<topology::Cluster> own;
+  if (run.cluster == nullptr) {
+    own.emplace(s.cluster.topology, profile, static_cast<int>(s.cluster.devices));
+  }
+  const topology::Cluster& cluster = run.cluster != nullptr ? *run.cluster : *own;
   o.load_s = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-  o.graph = synth::synthesize(s, {.share_rank_classes = share});
+  o.graph = synth::synthesize(s, {.share_rank_classes = run.share});
   o.synth_s = seconds_since(t1);
   auto t2 = std::chrono::steady_clock::now();
   sim::SimOptions opt;
-  opt.record_timeline = timeline;
-  opt.timeline_ranks = timeline_ranks;
-  opt.share_rank_classes = share;
+  opt.record_timeline = run.timeline;
+  opt.timeline_ranks = run.timeline_ranks;
+  opt.share_rank_classes = run.share;
   opt.dtype = s.training.precision;
-  opt.effects = effects;
-  opt.stop_above_memory = stop_above_memory;
+  opt.effects = run.effects;
+  opt.stop_above_memory = run.stop_above_memory;
   o.stats = sim::simulate(o.graph, cluster, profile, opt);
   o.sim_s = seconds_since(t2);
   o.label = make_label(s, profile);
-  o.label.effects_off = effects.disabled();
+  o.label.effects_off = run.effects.disabled();
   o.metrics = sim::report::compute_metrics(o.graph, o.stats, s.cluster.devices);
-  if (!o.graph.expert_loads.empty()) {  // what the imbalance costs: the balanced twin
+  if (run.balanced_twin && !o.graph.expert_loads.empty()) {  // what the imbalance costs
     synth::Scenario balanced = s;
     balanced.model.moe.routing.kind = synth::RoutingKind::kBalanced;
-    const graph::ExecGraph twin = synth::synthesize(balanced, {.share_rank_classes = share});
+    const graph::ExecGraph twin = synth::synthesize(balanced, {.share_rank_classes = run.share});
     sim::SimOptions twin_opt = opt;
     twin_opt.record_timeline = false;
     o.metrics.balanced_step_s = sim::simulate(twin, cluster, profile, twin_opt).step_time_s;
   }
   return o;
+}
+
+Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
+                          const std::vector<std::int32_t>& timeline_ranks,
+                          const models::Effects& effects) {
+  RunOptions run;
+  run.share = share;
+  run.timeline = timeline;
+  run.timeline_ranks = timeline_ranks;
+  run.effects = effects;
+  return simulate_scenario(s, run);
 }
 
 Outcome simulate_graph(graph::ExecGraph g, const hw::Profile& profile,

@@ -29,14 +29,30 @@ struct Outcome {
   double sim_s = 0.0;
 };
 
-// Synthesizes and simulates `s`; `share` simulates one instance per rank class, `timeline`
+// How simulate_scenario runs: `share` simulates one instance per rank class, `timeline`
 // records the spans (for timeline.json.gz and analyses that read them) of `timeline_ranks`
 // (empty: the default pick, sim::SimOptions::timeline_ranks), with the modelled `effects`
-// (default: all on). `stop_above_memory` > 0 stops the step where a rank first holds more
-// bytes (sim::MemoryLimit).
+// (default: all on).
+struct RunOptions {
+  bool share = true;
+  bool timeline = false;
+  std::vector<std::int32_t> timeline_ranks;
+  models::Effects effects;
+  // > 0: the step stops where a rank first holds more bytes (sim::MemoryLimit).
+  double stop_above_memory = 0.0;
+  // A cluster built for the scenario's topology, profile and devices, reused across runs (its
+  // routes are cached: one per thread); null: one is built for the run.
+  const topology::Cluster* cluster = nullptr;
+  // Under skewed MoE routing, also simulate the balanced twin (metrics.balanced_step_s).
+  bool balanced_twin = true;
+};
+
+// Synthesizes and simulates `s`.
+Outcome simulate_scenario(const synth::Scenario& s, const RunOptions& run);
+// The same with RunOptions{share, timeline, timeline_ranks, effects}.
 Outcome simulate_scenario(const synth::Scenario& s, bool share, bool timeline,
                           const std::vector<std::int32_t>& timeline_ranks = {},
-                          const models::Effects& effects = {}, double stop_above_memory = 0.0);
+                          const models::Effects& effects = {});
 
 // Simulates a graph that was not synthesized here (Chakra traces) on a cluster of its ranks
 // built from `topology`, under `label`; the metrics count one device per rank.

@@ -2,6 +2,7 @@
 #include "experiments/search/search.h"
 
 #include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -68,13 +69,18 @@ void for_each_index(int jobs, std::size_t n, const Body& body) {
   arena.execute([&] { tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) { body(i); }); });
 }
 
-// A point over `limit` bytes is over memory; with `stop`, its simulation stops there.
+// A point over `limit` bytes is over memory; with `stop`, its simulation stops there. Every
+// point runs on the base's cluster (`cluster`, the calling thread's).
 void simulate_point(const Scenario& base, const Space& space, double limit, bool stop,
-                    PointResult& r) {
+                    const topology::Cluster& cluster, PointResult& r) {
   PointResult scratch;
   const Scenario s = *make_point(base, space, r.index, scratch);
   try {
-    const Outcome o = simulate_scenario(s, true, false, {}, {}, stop ? limit : 0.0);
+    RunOptions run;
+    run.stop_above_memory = stop ? limit : 0.0;
+    run.cluster = &cluster;
+    run.balanced_twin = false;
+    const Outcome o = simulate_scenario(s, run);
     measure(o, r.run);
     r.status = o.metrics.oom || r.run.peak_hbm > limit ? Status::kOverMemory : Status::kRan;
   } catch (const sim::MemoryLimit& e) {
@@ -152,9 +158,16 @@ void simulate_points(const Scenario& base, Result& res, const Request& req) {
       journal->append(p);
     }
   }
+  // A cluster per thread: its routes, cached as the points use them, serve every point.
+  tbb::enumerable_thread_specific<std::optional<topology::Cluster>> clusters;
   for_each_index(req.jobs, todo.size(), [&](std::size_t k) {
+    std::optional<topology::Cluster>& cluster = clusters.local();
+    if (!cluster) {
+      cluster.emplace(base.cluster.topology, synth::hardware_profile(base),
+                      static_cast<int>(base.cluster.devices));
+    }
     PointResult& p = res.points[todo[k]];
-    simulate_point(base, res.space, res.memory_limit, req.prune, p);
+    simulate_point(base, res.space, res.memory_limit, req.prune, *cluster, p);
     if (journal) {
       journal->append(p);
     }
