@@ -58,10 +58,15 @@ std::int64_t node_size(const Scenario& s) {
   return per_node > 0 ? per_node : (s.cluster.profile ? s.cluster.profile->devices_per_node : 8);
 }
 
-// Tensor parallelism stays inside a node: powers of two up to the node's devices.
+// Tensor parallelism stays inside a node: powers of two up to the node's devices. With
+// experts, expert parallelism scales the model and TP only splits the layers a token always
+// runs: up to 4, as in every MoE recipe of NVIDIA's Megatron Bridge guide (DeepSeek-V3 TP2,
+// Qwen3-235B-A22B TP4; docs/search.md §2).
 std::vector<std::string> tp_defaults(const Scenario& s, std::int64_t devices) {
   std::vector<std::int64_t> out;
-  for (std::int64_t t = 1; t <= std::min<std::int64_t>(node_size(s), devices); t *= 2) {
+  const std::int64_t most =
+      s.model.moe.on() ? std::min<std::int64_t>(node_size(s), 4) : node_size(s);
+  for (std::int64_t t = 1; t <= std::min<std::int64_t>(most, devices); t *= 2) {
     out.push_back(t);
   }
   return as_strings(out);

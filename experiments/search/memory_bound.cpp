@@ -39,11 +39,24 @@ LayerCost layer_cost(const Scenario& s, bool moe) {
 
 // What one rank holds for its model chunks: weights with their gradients and optimizer state,
 // each chunk's activations per microbatch, and the most any one layer adds while it runs its
-// backward (recomputed activations, ZeRO-3's gathered weights).
+// backward (recomputed activations, ZeRO-3's gathered weights). Where ZeRO-3 keeps its units
+// over the step, each chunk's gathered weights and unsharded gradients beyond the shard.
 struct RankHold {
   double static_bytes = 0.0;
   std::vector<double> chunk_saved;
+  std::vector<double> chunk_weights;
+  std::vector<double> chunk_grads;
   double transient = 0.0;
+};
+
+// A chunk's units under ZeRO-3 that keeps them (search/point.cpp: a pipeline without
+// resharding): gathered from its first forward to its last backward, their gradients unsharded
+// from its first weight gradients on.
+struct KeptUnits {
+  bool gathered = false;
+  bool grads = false;
+  bool released = false;
+  std::int64_t backwards = 0;
 };
 
 class Bounder {
@@ -63,6 +76,7 @@ class Bounder {
         synth::parallel::stage_layer_counts(p, s.model.layers, llm_stages_));
     // Static bytes per parameter, the ZeRO stage's shards over DP x CP (dense), EDP (experts).
     const std::int64_t zero = s.zero_stage();
+    keeps_ = zero == 3 && !s.reshards_after_forward() && p.pp > 1;
     dense_shards_ = static_cast<double>(p.shard_dp() * p.cp);
     dense_b_ = s.training.static_bytes_per_param(zero, dense_shards_);
     expert_shards_ = static_cast<double>(p.edp());
@@ -86,6 +100,7 @@ class Bounder {
       const int stage = place_.stage_of(r, c);
       const std::int64_t llm = place_.stage_in_pipe(stage) - enc_stages_;
       double saved = 0.0;
+      double unsharded = 0.0;
       if (llm >= 0) {
         if (!s_.encoder.present && place_.first_of_pipe(stage)) {
           h.static_bytes += embed_ * dense_b_;
@@ -99,33 +114,67 @@ class Bounder {
           h.static_bytes +=
               (cost.params - cost.expert_params) * dense_b_ + cost.expert_params * expert_b_;
           saved += cost.saved_bytes;
+          unsharded += unsharded_params(cost);
           h.transient = std::max(h.transient, transient(cost));
         }
       }
       h.chunk_saved.push_back(saved);
+      h.chunk_weights.push_back(keeps_ ? 2.0 * unsharded : 0.0);
+      h.chunk_grads.push_back(keeps_ ? s_.training.grad_bytes() * unsharded : 0.0);
     }
     return h;
+  }
+
+  // A layer's parameters a rank holds beyond its shard once they are gathered whole.
+  [[nodiscard]] double unsharded_params(const LayerCost& c) const {
+    const double dense = c.params - c.expert_params;
+    return dense * (1.0 - 1.0 / dense_shards_) + c.expert_params * (1.0 - 1.0 / expert_shards_);
   }
 
   // What one layer's backward holds beyond the stashed activations: under full recompute the
   // activations it recomputes; under ZeRO-3 its weights gathered whole (the shard a rank keeps
   // is already counted), or under ZeRO-2 and 3 its gradients before their reduce-scatter,
   // whichever is more (a zero-bubble schedule may release the weights before the
-  // weight-gradient half).
+  // weight-gradient half). Units kept over the step are counted by chunk instead.
   [[nodiscard]] double transient(const LayerCost& c) const {
     const std::int64_t zero = s_.zero_stage();
-    const double dense = c.params - c.expert_params;
-    const double unsharded =
-        dense * (1.0 - 1.0 / dense_shards_) + c.expert_params * (1.0 - 1.0 / expert_shards_);
+    const double unsharded = keeps_ ? 0.0 : unsharded_params(c);
     const double weights = zero >= 3 ? 2.0 * unsharded : 0.0;
     const double grads = zero >= 2 ? s_.training.grad_bytes() * unsharded : 0.0;
     return c.recomputed_bytes + std::max(weights, grads);
   }
 
+  // The bytes chunk `c`'s kept units add (negative: free) when task `t` starts or ends.
+  [[nodiscard]] double kept_change(const RankHold& h, const Task& t, bool start,
+                                   KeptUnits& u) const {
+    const auto c = static_cast<std::size_t>(t.chunk);
+    if (!keeps_ || u.released) {
+      return 0.0;
+    }
+    if (start) {
+      if (t.kind != Task::kForward || u.gathered) {
+        return 0.0;
+      }
+      u.gathered = true;
+      return h.chunk_weights[c];
+    }
+    const bool backward = t.kind == Task::kBackward || t.kind == Task::kBackwardInput;
+    if (backward && ++u.backwards == s_.microbatches()) {  // released (or later, zero-bubble)
+      u.released = true;
+      return -(h.chunk_weights[c] + (u.grads ? h.chunk_grads[c] : 0.0));
+    }
+    if ((t.kind == Task::kBackward || t.kind == Task::kWeight) && !u.grads) {
+      u.grads = true;
+      return h.chunk_grads[c];
+    }
+    return 0.0;
+  }
+
   // The most activations rank `r` holds over its order of tasks: a chunk's forward keeps its
   // activations until that microbatch's backward (its input-gradient half, in zero-bubble
-  // schedules) frees them; a backward also holds its layer's transient. With an encoder the
-  // order is the placement's own, and one microbatch's activations are what it holds at least.
+  // schedules) frees them; a backward also holds its layer's transient, and units kept over the
+  // step count from their chunk's first forward. With an encoder the order is the placement's
+  // own, and one microbatch's activations are what it holds at least.
   [[nodiscard]] double peak_activations(int r, const RankHold& h) const {
     double one = 0.0;
     for (double c : h.chunk_saved) {
@@ -137,10 +186,13 @@ class Bounder {
     const std::vector<Task> order =
         synth::schedule::stage_order(s_.step_schedule(), static_cast<int>(s_.parallel.pp), r,
                                      static_cast<int>(s_.microbatches()));
+    std::vector<KeptUnits> kept(h.chunk_saved.size());
     double held = 0.0;
     double peak = 0.0;
     for (const Task& t : order) {
-      const double chunk = h.chunk_saved[static_cast<std::size_t>(t.chunk)];
+      const auto c = static_cast<std::size_t>(t.chunk);
+      held += kept_change(h, t, true, kept[c]);
+      const double chunk = h.chunk_saved[c];
       if (t.kind == Task::kForward) {
         held += chunk;
         peak = std::max(peak, held);
@@ -148,6 +200,7 @@ class Bounder {
         peak = std::max(peak, held + (chunk > 0.0 ? h.transient : 0.0));
         held -= chunk;
       }
+      held += kept_change(h, t, false, kept[c]);
     }
     return peak;
   }
@@ -159,6 +212,7 @@ class Bounder {
   std::int64_t enc_stages_ = 0;
   std::int64_t llm_stages_ = 0;
   std::vector<std::int64_t> bounds_;
+  bool keeps_ = false;  // ZeRO-3 keeps its units gathered over the step
   double dense_shards_ = 1.0;
   double expert_shards_ = 1.0;
   double dense_b_ = 0.0;

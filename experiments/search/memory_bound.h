@@ -11,7 +11,9 @@ namespace tessera::experiments::search {
 
 struct MemoryBound {
   double static_bytes = 0.0;      // weights, main gradients and optimizer state, sharded
-  double activation_bytes = 0.0;  // activations the schedule's in-flight microbatches keep
+  // The activations the schedule's in-flight microbatches keep, with the gathered weights and
+  // unsharded gradients of ZeRO-3 units kept over the step.
+  double activation_bytes = 0.0;
   [[nodiscard]] double total() const { return static_bytes + activation_bytes; }
 };
 

@@ -67,6 +67,18 @@ void split_layers(Scenario& s, const Scenario& base) {
   }
 }
 
+// ZeRO-3 under a pipeline keeps each unit's weights gathered and its gradients unsharded over
+// the step (reshard_after_forward: false), as TorchTitan's default policy does where pipeline
+// parallelism is on, to spare every microbatch its all-gathers; the scenario's own setting
+// stays. Without ZeRO-3 the key has no effect.
+void reshard_policy(Scenario& s, const Scenario& base) {
+  if (s.zero_stage() != 3) {
+    s.training.reshard_after_forward.reset();
+  } else if (!base.training.reshard_after_forward && s.parallel.pp > 1) {
+    s.training.reshard_after_forward = false;
+  }
+}
+
 }  // namespace
 
 std::optional<Scenario> make_point(const Scenario& base, const Space& space, std::uint64_t index,
@@ -91,6 +103,7 @@ std::optional<Scenario> make_point(const Scenario& base, const Space& space, std
     s.parallel.cp_comm.reset();
   }
   split_layers(s, base);
+  reshard_policy(s, base);
   s.parallel.dp = synth::devices_left_dp(s);
   if (s.parallel.dp == 0) {
     return reject(Status::kInvalid, "devices",

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "experiments/search/files.h"
+#include "experiments/search/point.h"
 
 namespace tessera::experiments::search {
 namespace {
@@ -239,6 +240,36 @@ TEST(Search, ASpaceWithoutAValidPointIsBadInput) {
                                "one names none"),
             std::string::npos)
       << message_of(r);
+}
+
+// The defaults that follow the frameworks: TP of an MoE model up to 4, and a ZeRO-3 point of a
+// pipeline keeping its units gathered (TorchTitan's reshard_after_forward policy) unless the
+// scenario sets the key.
+TEST(Search, DefaultsFollowTheFrameworks) {
+  const synth::Scenario moe = synth::load_scenario(kScenarios + "deepseek-v3-h100.yaml", {});
+  const Space moe_space = make_space(moe, 2048, {}, "--vary");
+  EXPECT_EQ(moe_space.axis("tp").values, (std::vector<std::string>{"1", "2", "4"}));
+  const synth::Scenario dense = synth::load_scenario(kScenarios + "llama3-70b-h100.yaml", {});
+  EXPECT_EQ(make_space(dense, 512, {}, "--vary").axis("tp").values,
+            (std::vector<std::string>{"1", "2", "4", "8"}));
+
+  auto reshard = [](const synth::Scenario& base, const std::string& pp, const std::string& zero) {
+    const Space space = make_space(
+        base, base.cluster.devices,
+        {parse_vary("tp=8"), parse_vary("pp=" + pp), parse_vary("zero=" + zero)}, "--vary");
+    PointResult r;
+    const std::optional<synth::Scenario> s = make_point(base, space, 0, r);
+    EXPECT_TRUE(s.has_value()) << r.detail;
+    return s ? s->training.reshard_after_forward : std::nullopt;
+  };
+  EXPECT_EQ(reshard(dense, "2", "3"), std::optional<bool>(false));
+  EXPECT_EQ(reshard(dense, "1", "3"), std::nullopt);
+  EXPECT_EQ(reshard(dense, "2", "1"), std::nullopt);
+  synth::Scenario own = dense;
+  own.parallel.zero = 3;
+  own.training.reshard_after_forward = true;
+  EXPECT_EQ(reshard(own, "2", "3"), std::optional<bool>(true));
+  EXPECT_EQ(reshard(own, "2", "1"), std::nullopt);  // no effect without ZeRO-3
 }
 
 }  // namespace
