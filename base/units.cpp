@@ -126,10 +126,9 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d) {
 }
 
 std::string format_bytes(double bytes) {
-  constexpr double kGiB = 1073741824.0;
   constexpr double kMiB = 1048576.0;
-  if (std::abs(bytes) >= kGiB) {
-    return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (std::abs(bytes) >= kBytesPerGiB) {
+    return fmt::format("{:.2f} GiB", bytes / kBytesPerGiB);
   }
   if (std::abs(bytes) >= kMiB) {
     return fmt::format("{:.2f} MiB", bytes / kMiB);

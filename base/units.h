@@ -18,6 +18,8 @@ constexpr SimTime kTimeNever = INT64_MAX;
 // from corrupt input; converting them throws base::SimulationError instead of overflowing.
 constexpr SimTime kMaxSimTime = SimTime{1} << 62;
 
+constexpr double kBytesPerGiB = 1073741824.0;  // 2^30
+
 // Round to the nearest picosecond; negative or non-finite inputs are a bug upstream
 // (base::InternalError), values past kMaxSimTime a base::SimulationError.
 SimTime from_picoseconds(double ps);

@@ -74,7 +74,7 @@ void print_counts(const se::Result& res) {
   std::size_t simulated = 0;
   for (const se::PointResult& p : res.points) {
     valid += p.status != se::Status::kInvalid && p.status != se::Status::kDuplicate ? 1 : 0;
-    simulated += p.status == se::Status::kRan || p.status == se::Status::kOverMemory ? 1 : 0;
+    simulated += p.simulated() ? 1 : 0;
   }
   const double n = static_cast<double>(res.points.size());
   fmt::print(
@@ -134,6 +134,9 @@ void add_search_command(CLI::App& app, SearchArgs& a) {
 
 namespace {
 
+// What a rank sends rank 0 in place of its points when its search failed, before the error.
+constexpr std::string_view kFailed = "search failed\t";
+
 // Under mpirun: rank r searches shard r/R (its journal in OUT/mpi-r-of-R) and rank 0 joins
 // every rank's points into the whole search's result; the other ranks' results are empty.
 se::Result search_over_ranks(se::Request req, const SearchArgs& a, const se::MpiWorld& world) {
@@ -146,12 +149,31 @@ se::Result search_over_ranks(se::Request req, const SearchArgs& a, const se::Mpi
     req.out = fmt::format("{}/mpi-{}-of-{}", a.out, world.rank(), world.size());
     prepare_output_dir("--out", req.out);
   }
-  se::Result mine = se::run_search(req);
+  // A rank whose search fails (its own journal of another search) still joins the gather, with
+  // its error, so that no rank waits for it; every rank then stops with the first rank's.
+  se::Result mine;
   std::string lines;
-  for (const se::PointResult& p : mine.points) {
-    lines += se::point_record(p).dump() + "\n";
+  try {
+    mine = se::run_search(req);
+    for (const se::PointResult& p : mine.points) {
+      lines += se::point_record(p).dump() + "\n";
+    }
+  } catch (const base::InputError& e) {
+    lines = std::string(kFailed) + e.what();
   }
   const std::vector<std::string> all = world.gather(lines);
+  if (lines.starts_with(kFailed) && world.rank() != 0) {
+    throw base::InputError(lines.substr(kFailed.size()));  // rank 0 says why
+  }
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].starts_with(kFailed)) {
+      std::string why = all[r].substr(kFailed.size());
+      if (const std::size_t at = why.find("error: "); at != std::string::npos) {
+        why.erase(at, 7);  // said once, before the rank
+      }
+      throw base::InputError(base::SourceLoc{fmt::format("MPI rank {}", r), 0, 0}, why);
+    }
+  }
   if (world.rank() != 0) {
     return {};
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/units.h"
 #include "experiments/compare_files.h"
 #include "sim/report/chart.h"
 
@@ -16,12 +17,10 @@ namespace tessera::experiments::search {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // Whether the point has a whole step's figures (a simulation stopped at the memory limit has
 // only its peak).
-bool simulated(const PointResult& p) {
-  return (p.status == Status::kRan || p.status == Status::kOverMemory) && !p.stopped;
+bool whole_step(const PointResult& p) {
+  return p.simulated() && !p.stopped;
 }
 
 // Each point's place in the ranking (1-based; 0: not ranked) and on the front.
@@ -49,7 +48,7 @@ nlohmann::json point_json(const Result& res, const PointResult& p, std::size_t r
   if (p.memory_bound > 0.0) {
     j["memory_bound_bytes"] = p.memory_bound;
   }
-  if (simulated(p)) {
+  if (whole_step(p)) {
     j["microbatches"] = p.microbatches;
     j["step_time_s"] = p.run.step_s;
     j["mfu"] = p.run.mfu;
@@ -86,7 +85,7 @@ std::string example_of(const PointResult& p, const Result& res) {
     return p.detail;
   }
   return fmt::format("{}{:.2f} GiB of the {:.2f} GiB allowed", p.stopped ? "over " : "",
-                     p.run.peak_hbm / kGiB, res.memory_limit / kGiB);
+                     p.run.peak_hbm / base::kBytesPerGiB, res.memory_limit / base::kBytesPerGiB);
 }
 
 }  // namespace
@@ -135,16 +134,17 @@ void write_search_csv(const std::string& path, const Result& res) {
       out << "," << csv_quote(res.space.axes()[k].values[at[k]]);
     }
     out << "," << (p.dp > 0 ? std::to_string(p.dp) : "");
-    if (simulated(p)) {
+    if (whole_step(p)) {
       out << fmt::format(",{},{:.9g},{:.6f},{:.9g},{:.4f}", p.microbatches, p.run.step_s, p.run.mfu,
-                         p.run.tokens_per_s, p.run.peak_hbm / kGiB);
+                         p.run.tokens_per_s, p.run.peak_hbm / base::kBytesPerGiB);
     } else if (p.stopped) {
-      out << fmt::format(",,,,,{:.4f}", p.run.peak_hbm / kGiB);  // where it stopped
+      out << fmt::format(",,,,,{:.4f}", p.run.peak_hbm / base::kBytesPerGiB);  // where it stopped
     } else {
       out << ",,,,,";
     }
-    out << "," << (p.memory_bound > 0.0 ? fmt::format("{:.4f}", p.memory_bound / kGiB) : "");
-    out << (simulated(p) ? fmt::format(",{:.6f},{:.6f}", p.run.bubble, p.run.exposed_comm) : ",,");
+    out << ","
+        << (p.memory_bound > 0.0 ? fmt::format("{:.4f}", p.memory_bound / base::kBytesPerGiB) : "");
+    out << (whole_step(p) ? fmt::format(",{:.6f},{:.6f}", p.run.bubble, p.run.exposed_comm) : ",,");
     out << "," << (rank[i] > 0 ? std::to_string(rank[i]) : "") << "," << (front[i] > 0 ? 1 : 0)
         << "," << csv_quote(p.reason) << "," << csv_quote(p.detail) << "\n";
   }
@@ -188,15 +188,16 @@ void write_pareto_chart(const std::string& path, const Result& res) {
   for (std::size_t i : by_memory) {
     const PointResult& p = res.points[i];
     front.points.push_back({.x_label = fmt::format("#{}", p.index),
-                            .x = p.run.peak_hbm / kGiB,
+                            .x = p.run.peak_hbm / base::kBytesPerGiB,
                             .y = p.run.step_s,
                             .flagged = false});
   }
   chart.series.push_back(std::move(front));
-  chart.notes.push_back(fmt::format(
-      "{} of {} points fit in {:.1f} GiB; the front is the {} "
-      "that no other beats in both step time and memory",
-      res.ranked.size(), res.points.size(), res.memory_limit / kGiB, res.pareto.size()));
+  chart.notes.push_back(
+      fmt::format("{} of {} points fit in {:.1f} GiB; the front is the {} "
+                  "that no other beats in both step time and memory",
+                  res.ranked.size(), res.points.size(), res.memory_limit / base::kBytesPerGiB,
+                  res.pareto.size()));
   sim::report::write_line_chart_svg(path, chart);
 }
 

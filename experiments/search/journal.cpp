@@ -14,16 +14,6 @@ namespace {
 
 constexpr const char* kFile = "/points.jsonl";
 
-Status status_of(const std::string& name) {
-  for (Status s :
-       {Status::kRan, Status::kOverMemory, Status::kPruned, Status::kInvalid, Status::kDuplicate}) {
-    if (status_name(s) == name) {
-      return s;
-    }
-  }
-  throw base::InputError(fmt::format("a search journal names an unknown status '{}'", name));
-}
-
 // The lines of DIR/points.jsonl that parse, in order; a last line cut short is dropped.
 std::vector<nlohmann::json> read_lines(const std::string& path) {
   std::ifstream in(path);
@@ -128,7 +118,7 @@ nlohmann::json point_record(const PointResult& p) {
 PointResult point_from_record(const nlohmann::json& j) {
   PointResult p;
   p.index = j.at("index").get<std::uint64_t>();
-  p.status = status_of(j.at("status").get<std::string>());
+  p.status = parse_status(j.at("status").get<std::string>());
   p.reason = j.at("reason").get<std::string>();
   p.detail = j.at("detail").get<std::string>();
   p.dp = j.at("dp").get<std::int64_t>();

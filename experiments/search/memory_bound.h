@@ -10,7 +10,7 @@
 namespace tessera::experiments::search {
 
 struct MemoryBound {
-  double static_bytes = 0.0;      // weights, main gradients and optimizer state, sharded
+  double static_bytes = 0.0;  // weights, main gradients and optimizer state, sharded
   // The activations the schedule's in-flight microbatches keep, with the gathered weights and
   // unsharded gradients of ZeRO-3 units kept over the step.
   double activation_bytes = 0.0;

@@ -45,10 +45,11 @@ Duplicate duplicate_of(const Scenario& s, const Space& space, const std::vector<
 
 // A new pipeline shape gets Megatron's split of the layers: even, the remainder to the first
 // stages where the stages do not divide the layers; the base's own split stays with its shape.
-void split_layers(Scenario& s, const Scenario& base) {
+// Returns why the shape cannot hold the layers: more virtual stages than layers ("" if it can).
+std::string split_layers(Scenario& s, const Scenario& base) {
   if (s.parallel.pp == base.parallel.pp && s.schedule.kind == base.schedule.kind &&
       s.schedule.chunks == base.schedule.chunks) {
-    return;
+    return "";
   }
   auto& p = s.parallel;
   p.layout.clear();
@@ -59,12 +60,18 @@ void split_layers(Scenario& s, const Scenario& base) {
       s.encoder.present && s.schedule.encoder == synth::EncoderPlacement::kStages;
   const std::int64_t n = place.stages_per_pipe() - (enc_stages ? s.schedule.encoder_stages : 0);
   const std::int64_t layers = s.model.layers;
-  if (n <= 0 || n > layers || layers % n == 0) {
-    return;  // an even split, or one the validation rejects
+  if (n > layers) {
+    return fmt::format(
+        "pp={} with {} chunks a rank makes {} virtual stages, more than the {} "
+        "layers",
+        p.pp, place.chunks(), n, layers);
   }
-  for (std::int64_t i = 0; i < n; ++i) {
-    p.stage_layers.push_back(layers / n + (i < layers % n ? 1 : 0));
+  if (n > 0 && layers % n != 0) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      p.stage_layers.push_back(layers / n + (i < layers % n ? 1 : 0));
+    }
   }
+  return "";
 }
 
 // ZeRO-3 under a pipeline keeps each unit's weights gathered and its gradients unsharded over
@@ -102,7 +109,9 @@ std::optional<Scenario> make_point(const Scenario& base, const Space& space, std
   if (s.parallel.cp == 1) {
     s.parallel.cp_comm.reset();
   }
-  split_layers(s, base);
+  if (std::string why = split_layers(s, base); !why.empty()) {
+    return reject(Status::kInvalid, "pipeline stages", why);
+  }
   reshard_policy(s, base);
   s.parallel.dp = synth::devices_left_dp(s);
   if (s.parallel.dp == 0) {

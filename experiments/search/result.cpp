@@ -15,6 +15,8 @@ namespace tessera::experiments::search {
 namespace {
 
 constexpr std::array<std::string_view, 3> kObjectives = {"step_time", "mfu", "tokens_per_s"};
+constexpr std::array<std::string_view, 5> kStatuses = {"ran", "over_memory", "pruned", "invalid",
+                                                       "duplicate"};
 
 // Better first by the objective, then by point number.
 bool better(const PointResult& a, const PointResult& b, Objective o) {
@@ -52,9 +54,16 @@ void rank(Result& res) {
 }
 
 std::string_view status_name(Status s) {
-  constexpr std::array<std::string_view, 5> kNames = {"ran", "over_memory", "pruned", "invalid",
-                                                      "duplicate"};
-  return kNames[static_cast<std::size_t>(s)];
+  return kStatuses[static_cast<std::size_t>(s)];
+}
+
+Status parse_status(std::string_view name) {
+  for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+    if (kStatuses[i] == name) {
+      return static_cast<Status>(i);
+    }
+  }
+  throw base::InputError(fmt::format("a search journal names an unknown status '{}'", name));
 }
 
 Objective parse_objective(const std::string& name) {

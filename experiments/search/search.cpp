@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/units.h"
 #include "experiments/search/journal.h"
 #include "experiments/search/memory_bound.h"
 #include "experiments/search/point.h"
@@ -24,8 +25,6 @@ namespace tessera::experiments::search {
 namespace {
 
 using synth::Scenario;
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -88,7 +87,7 @@ void simulate_point(const Scenario& base, const Space& space, double limit, bool
     r.stopped = true;
     r.run.peak_hbm = e.bytes();
     r.detail = fmt::format("rank {} went over the limit holding {:.2f} GiB; the simulation stopped",
-                           e.rank(), e.bytes() / kGiB);
+                           e.rank(), e.bytes() / base::kBytesPerGiB);
   } catch (const base::Error& e) {  // a topology that cannot hold it, a deadlock
     r.status = Status::kInvalid;
     r.reason = "simulation";
@@ -128,8 +127,9 @@ std::vector<PointResult> prepare_points(const Scenario& base, const Result& res,
       r.status = req.prune && r.memory_bound > res.memory_limit ? Status::kPruned : Status::kRan;
       if (r.status == Status::kPruned) {
         r.reason = "memory bound";
-        r.detail = fmt::format("at least {:.2f} GiB of the {:.2f} GiB allowed",
-                               r.memory_bound / kGiB, res.memory_limit / kGiB);
+        r.detail =
+            fmt::format("at least {:.2f} GiB of the {:.2f} GiB allowed",
+                        r.memory_bound / base::kBytesPerGiB, res.memory_limit / base::kBytesPerGiB);
       }
     }
   });

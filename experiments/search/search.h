@@ -23,6 +23,8 @@ enum class Status : unsigned char {
   kDuplicate,   // the same run as an earlier point
 };
 std::string_view status_name(Status s);  // "ran", "over_memory", "pruned", "invalid", "duplicate"
+// The status of that name; base::InputError otherwise.
+Status parse_status(std::string_view name);
 
 enum class Objective : unsigned char { kStepTime, kMfu, kTokensPerS };
 // "step_time", "mfu" or "tokens_per_s"; base::InputError naming --objective otherwise.
@@ -41,6 +43,9 @@ struct PointResult {
   // kOverMemory: the simulation stopped where a rank first went over the limit, so run has
   // only peak_hbm, the bytes that rank then held.
   bool stopped = false;
+  [[nodiscard]] bool simulated() const {
+    return status == Status::kRan || status == Status::kOverMemory;
+  }
 };
 
 // Which points a run covers: those whose number is `index` modulo `count` (--shard i/N, for

@@ -79,7 +79,7 @@ void write_memory(GzipFile& out, std::int32_t pid, const std::vector<const Memor
     out.write(fmt::format(
         ",\n"
         R"({{"name":"HBM in use","ph":"C","pid":{},"ts":{:.3f},"args":{{"GiB":{:.6f}}}}})",
-        pid, base::to_us(m->time), static_cast<double>(m->bytes) / (1024.0 * 1024.0 * 1024.0)));
+        pid, base::to_us(m->time), static_cast<double>(m->bytes) / base::kBytesPerGiB));
   }
 }
 

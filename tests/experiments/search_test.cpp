@@ -54,7 +54,7 @@ Request fsdp_space() {
 std::size_t simulated(const Result& res) {
   std::size_t n = 0;
   for (const PointResult& p : res.points) {
-    n += p.status == Status::kRan || p.status == Status::kOverMemory ? 1 : 0;
+    n += p.simulated() ? 1 : 0;
   }
   return n;
 }
@@ -64,7 +64,7 @@ void expect_bound_below_peak(Request req, const std::string& what) {
   const Result res = run_search(req);
   ASSERT_GT(simulated(res), 10U) << what;
   for (const PointResult& p : res.points) {
-    if (p.status == Status::kRan || p.status == Status::kOverMemory) {
+    if (p.simulated()) {
       EXPECT_GT(p.memory_bound, 0.0) << what << " point " << p.index;
       EXPECT_LE(p.memory_bound, p.run.peak_hbm) << what << " point " << p.index;
     }
