@@ -22,7 +22,7 @@ std::string compose(const SourceLoc& loc, const std::string& message, const std:
 }  // namespace
 
 InputError::InputError(SourceLoc loc, const std::string& message, const std::string& hint)
-    : Error(compose(loc, message, hint)), loc_(std::move(loc)), message_(message) {}
+    : Error(compose(loc, message, hint)), loc_(std::move(loc)), message_(message), hint_(hint) {}
 
 InputError::InputError(const std::string& message)
     : Error("error: " + message), message_(message) {}

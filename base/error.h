@@ -29,10 +29,12 @@ class InputError : public Error {
   explicit InputError(const std::string& message);  // not tied to a file position
   [[nodiscard]] const SourceLoc& loc() const { return loc_; }
   [[nodiscard]] const std::string& message() const { return message_; }
+  [[nodiscard]] const std::string& hint() const { return hint_; }
 
  private:
   SourceLoc loc_;
   std::string message_;
+  std::string hint_;
 };
 
 // A simulation that cannot finish (deadlock, out of memory with abort, inconsistent graph).

@@ -88,6 +88,17 @@ struct SearchArgs {
 // Adds `search` and its options to `app`, parsing into `a`.
 void add_search_command(CLI::App& app, SearchArgs& a);
 
+struct RunsArgs {
+  std::string file;  // a runs file
+  int jobs = 0;      // 0: every core
+  std::string out;
+  bool summary = false;
+  CLI::App* command = nullptr;  // the subcommand, once added
+};
+
+// Adds `runs` and its options to `app`, parsing into `a`.
+void add_runs_command(CLI::App& app, RunsArgs& a);
+
 int run(const RunArgs& a);
 int validate(const ValidateArgs& a);
 int replay(const ReplayArgs& a);
@@ -97,6 +108,7 @@ int simulate_chakra(const SimulateArgs& a);
 int check(const RunArgs& a);
 int compare(const CompareArgs& a);
 int search(const SearchArgs& a, const experiments::search::MpiWorld& world);
+int runs(const RunsArgs& a);
 int list();
 
 }  // namespace tessera::cli

@@ -152,6 +152,8 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
       app.add_subcommand("replay", "simulate one measured iteration of a Kineto trace");
   SearchArgs se;
   add_search_command(app, se);
+  RunsArgs rs;
+  add_runs_command(app, rs);
   app.add_subcommand("list", "list hardware profiles, topology presets and model presets");
   ValidateArgs va;
   validate_cmd->add_option("scenario", va.scenario, "scenario YAML file")->required();
@@ -239,6 +241,9 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
   }
   if (se.command->parsed()) {
     return search(se, world);
+  }
+  if (rs.command->parsed()) {
+    return runs(rs);
   }
   if (synth_cmd->parsed()) {
     return synth_chakra(sy);

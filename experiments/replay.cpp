@@ -17,20 +17,7 @@ namespace tessera::experiments {
 namespace kineto = measured;
 
 std::string profile_of_device(std::string_view device_name) {
-  struct Match {
-    std::string_view needle, profile;
-  };
-  static constexpr std::array<Match, 5> kMatches = {{{"A100", "a100-sxm-80gb"},
-                                                     {"H100", "h100-sxm"},
-                                                     {"H800", "h100-sxm"},
-                                                     {"910C", "ascend-910c"},
-                                                     {"910B", "ascend-910b"}}};
-  for (const Match& m : kMatches) {
-    if (device_name.find(m.needle) != std::string_view::npos) {
-      return std::string(m.profile);
-    }
-  }
-  return "";
+  return hw::profile_for_device(device_name);
 }
 
 ReplayResult replay_iteration(const kineto::KinetoTrace& t, const kineto::IterationSet& set,

@@ -31,7 +31,7 @@ struct ReplayResult {
 };
 
 // The shipped profile of a trace's device name ("NVIDIA A100-SXM4-80GB" -> a100-sxm-80gb), or
-// "" when none matches.
+// "" when none matches: the profiles' own device_names (hw::profile_for_device).
 std::string profile_of_device(std::string_view device_name);
 
 // Replays `iteration` on `hardware` ("": the hardware it was measured on). When that differs

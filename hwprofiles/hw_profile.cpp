@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "base/data_dir.h"
@@ -59,6 +60,32 @@ Profile load_profile(const std::string& name_or_path, const base::SourceLoc& whe
   std::string path = profile_file(name_or_path, where);
   base::YamlNode root = base::YamlNode::load_file(path);
   return profile_from_yaml(root, fs::path(path).stem().string());
+}
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::string profile_for_device(std::string_view text) {
+  const std::string haystack = lower(text);
+  std::string best;
+  std::size_t best_len = 0;
+  for (const std::string& name : profile_names()) {
+    for (const std::string& device : load_profile(name).device_names) {
+      if (device.size() > best_len && haystack.find(lower(device)) != std::string::npos) {
+        best = name;
+        best_len = device.size();
+      }
+    }
+  }
+  return best;
 }
 
 Profile load_profile(const std::string& name_or_path) {

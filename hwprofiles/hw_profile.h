@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/dtype.h"
@@ -141,6 +142,12 @@ struct Profile {
   // FP8 copies for the backward GEMMs; false where the tensor cores take either layout
   // (Blackwell). Given exactly when peak.fp8 is.
   bool fp8_transpose = false;
+  // How the part is named where a run or trace describes its hardware (a Kineto trace's
+  // device name, a runs file's `cluster.hardware`): case-insensitive substrings, the longest
+  // match over all profiles winning ("GB200" before "B200").
+  std::vector<std::string> device_names;
+  // The topology preset of the system the part ships in (a runs file's default; "" none).
+  std::string topology;
 
   // Dense peak of `d` in FLOP/s; 0 when the part has no matrix path for that type.
   [[nodiscard]] double peak(DType d) const { return peak_flops[static_cast<std::size_t>(d)]; }
@@ -157,6 +164,9 @@ std::string profile_file(const std::string& name_or_path, const base::SourceLoc&
 // Reads an already loaded profile document; `name` is the file stem. Every key is checked.
 Profile profile_from_yaml(const base::YamlNode& root, const std::string& name);
 std::vector<std::string> profile_names();  // the shipped profiles, sorted
+// The shipped profile whose device_names has the longest case-insensitive match in `text`
+// ("NVIDIA H100 80GB HBM3", "DGX-B200 (8x B200 180GB HBM3e, ...)"); "" when none matches.
+std::string profile_for_device(std::string_view text);
 std::string profiles_dir();
 
 }  // namespace tessera::hw

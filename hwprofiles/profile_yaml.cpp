@@ -20,10 +20,10 @@ namespace {
 using base::Dimension;
 using base::YamlNode;
 
-constexpr std::array<std::string_view, 13> kTopKeys = {
-    "name",      "description", "peak",         "vector_flops",     "hbm",
-    "gemm",      "attention",   "launch",       "devices_per_node", "scale_up",
-    "scale_out", "collective",  "fp8_transpose"};
+constexpr std::array<std::string_view, 15> kTopKeys = {
+    "name",      "description", "peak",          "vector_flops",     "hbm",
+    "gemm",      "attention",   "launch",        "devices_per_node", "scale_up",
+    "scale_out", "collective",  "fp8_transpose", "device_names",     "topology"};
 constexpr std::array<std::string_view, 5> kHbmKeys = {"capacity", "bandwidth", "efficiency",
                                                       "half_size", "reserved"};
 
@@ -84,6 +84,25 @@ void read_fp8_layout(const YamlNode& root, Profile& p) {
   p.fp8_transpose = given && given->as_bool();
 }
 
+// `device_names`: a list of non-empty strings (optional).
+std::vector<std::string> read_device_names(const YamlNode& root) {
+  std::vector<std::string> out;
+  auto names = root.find("device_names");
+  if (!names) {
+    return out;
+  }
+  if (!names->is_seq()) {
+    names->fail("expected a list of device names", "e.g. [\"H100 SXM\", \"H100 80GB\"]");
+  }
+  for (const YamlNode& item : names->items()) {
+    out.push_back(item.as_string());
+    if (out.back().empty()) {
+      item.fail("expected a non-empty device name");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
@@ -104,6 +123,10 @@ Profile profile_from_yaml(const YamlNode& root, const std::string& name) {
   p.scale_out = read_link_spec(root.at("scale_out"), LinkFields::kRequired);
   read_collective_section(root.at("collective"), p);
   read_fp8_layout(root, p);
+  p.device_names = read_device_names(root);
+  if (auto t = root.find("topology")) {
+    p.topology = t->as_string();
+  }
   return p;
 }
 

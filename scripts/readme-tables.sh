@@ -16,6 +16,7 @@
 #   cp-variants       scenarios/llama3-70b-cp-h100.yaml with each --set of cp_variants below
 #   search-run        build/tessera search scenarios/llama3-70b-h100.yaml --devices 512, without
 #                     its speed line (points/s), in a code fence
+#   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --summary
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,6 +71,7 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
   "$build/tessera" search scenarios/llama3-70b-h100.yaml --devices 512 | grep -v 'points/s'
   echo '```'
 } >"$tmp/search-run"
+"$build/tessera" runs tests/validation/runs/public_runs.yaml --summary >"$tmp/corpus-table"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"

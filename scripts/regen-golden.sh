@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rewrites the golden results from the current build: every shipped scenario's summary.json
-# and ranks.csv (tests/golden/scenarios/<name>/) and the validation table
-# (tests/golden/validation.csv). Run it only when a change is meant to move results, and say
+# and ranks.csv (tests/golden/scenarios/<name>/), the corpus of published runs
+# (tests/golden/corpus/runs.csv) and the validation table (tests/golden/validation.csv). Run it only when a change is meant to move results, and say
 # in the commit which results moved and why.
 # Usage: scripts/regen-golden.sh [build-dir]   (default: build)
 set -euo pipefail
@@ -17,6 +17,12 @@ for scenario in scenarios/*.yaml; do
   rm -rf "$tmp"
   echo "wrote $out"
 done
+tmp=$(mktemp -d)
+"$build/tessera" runs tests/validation/runs/public_runs.yaml --summary --out "$tmp" >/dev/null
+mkdir -p tests/golden/corpus
+cp "$tmp/runs.csv" tests/golden/corpus/runs.csv
+rm -rf "$tmp"
+echo "wrote tests/golden/corpus/runs.csv"
 table=$build/tests/validation/validation.csv
 rm -f "$table"
 # The test fails while its golden copy is stale; what matters here is the table it writes.

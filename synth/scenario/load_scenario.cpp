@@ -104,10 +104,8 @@ Scenario read_scenario(const YamlNode& root, const std::string& path) {
   return s;
 }
 
-}  // namespace
-
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  YamlNode root = YamlNode::load_file(path);
+Scenario load_scenario_root(YamlNode root, const std::string& path,
+                            const std::vector<std::string>& overrides) {
   const auto expand = expanders();
   for (const auto& o : overrides) {
     root.apply_override(o, expand);
@@ -124,6 +122,17 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     root.at("data").fail("a data mix needs an encoder: the scenario has no 'encoder:' block");
   }
   return s;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_scenario_root(YamlNode::load_file(path), path, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& name,
+                            const std::vector<std::string>& overrides) {
+  return load_scenario_root(YamlNode::load_string(text, name), name, overrides);
 }
 
 }  // namespace tessera::synth

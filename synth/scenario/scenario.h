@@ -417,6 +417,10 @@ struct Scenario {
 // Reads and validates a scenario; `overrides` are "key.path=value" strings (--set).
 // Throws base::InputError naming file:line:col for every problem.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same for a scenario document held in memory; `name` stands for its file in errors and
+// for the folder relative paths in it are looked up beside.
+Scenario load_scenario_text(const std::string& text, const std::string& name,
+                            const std::vector<std::string>& overrides = {});
 
 // The scenario's hardware profile: the loaded one, or the one `cluster.hardware` names.
 hw::Profile hardware_profile(const Scenario& s);

@@ -27,7 +27,11 @@ measured::KinetoTrace one_gemm(const std::string& device) {
 
 TEST(ProfileOfDevice, ShippedProfiles) {
   EXPECT_EQ(profile_of_device("NVIDIA A100-SXM4-80GB"), "a100-sxm-80gb");
-  EXPECT_EQ(profile_of_device("NVIDIA H800"), "h100-sxm");
+  EXPECT_EQ(profile_of_device("NVIDIA H800"), "h800-sxm");
+  EXPECT_EQ(profile_of_device("NVIDIA H100 80GB HBM3"), "h100-sxm");
+  EXPECT_EQ(profile_of_device("NVIDIA H200"), "h200-sxm");
+  EXPECT_EQ(profile_of_device("NVIDIA B200"), "b200");
+  EXPECT_EQ(profile_of_device("GB200 NVL72 (B200 GPUs in GB200 superchips)"), "gb200");
   EXPECT_EQ(profile_of_device("Ascend910B3"), "ascend-910b");
   EXPECT_EQ(profile_of_device("Some GPU"), "");
 }

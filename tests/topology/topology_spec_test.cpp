@@ -25,7 +25,8 @@ std::string parse_error(const std::string& text) {
 TEST(TopologySpec, ShipsThePresets) {
   EXPECT_EQ(preset_names(),
             (std::vector<std::string>{"ascend-910b-cluster", "cloudmatrix384", "dgx-a100-superpod",
-                                      "dgx-h100-superpod", "gb200-nvl72", "single-node"}));
+                                      "dgx-b200-superpod", "dgx-h100-superpod", "gb200-nvl72",
+                                      "single-node"}));
   EXPECT_EQ(topology_kinds(),
             (std::vector<std::string>{"nvswitch_fat_tree", "hccs_mesh", "ub_supernode"}));
 }
@@ -110,11 +111,11 @@ TEST(TopologySpecErrors, UnknownPresetSuggests) {
   EXPECT_EQ(parse_error("topology: dgx-h100-superpot\n"),
             "t.yaml:1:11: error: unknown topology preset 'dgx-h100-superpot'; did you mean "
             "'dgx-h100-superpod'? (available presets: ascend-910b-cluster, cloudmatrix384, "
-            "dgx-a100-superpod, dgx-h100-superpod, gb200-nvl72, single-node)");
+            "dgx-a100-superpod, dgx-b200-superpod, dgx-h100-superpod, gb200-nvl72, single-node)");
   EXPECT_EQ(error_of([] { (void)load_topology_preset("../hwprofiles/h100-sxm", {}); }),
             "error: unknown topology preset '../hwprofiles/h100-sxm'; available presets: "
-            "ascend-910b-cluster, cloudmatrix384, dgx-a100-superpod, dgx-h100-superpod, "
-            "gb200-nvl72, single-node");
+            "ascend-910b-cluster, cloudmatrix384, dgx-a100-superpod, dgx-b200-superpod, "
+            "dgx-h100-superpod, gb200-nvl72, single-node");
 }
 
 }  // namespace

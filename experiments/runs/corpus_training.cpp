@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// A run's `training:` -> the scenario's `training:` (and the MoE and pipeline keys a table
+// states there): the precision and recompute vocabularies of docs/runs.md §2.
+#include <fmt/format.h>
+
+#include <array>
+
+#include "experiments/runs/translate.h"
+
+namespace tessera::experiments::runs {
+
+using base::YamlNode;
+
+namespace {
+
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
+
+// FP8 recipes by what the text names; plain "fp8" is Transformer Engine's default (delayed),
+// plain "float8" torchao's Float8Linear default (dynamic tensorwise).
+std::string fp8_recipe(const YamlNode& p, Translation& t) {
+  const std::string text = text_of(p);
+  if (contains(text, "blockwise")) {
+    return "blockwise";
+  }
+  if (contains(text, "current scaling") || contains(text, "fp8-cs") ||
+      contains(text, "tensorwise")) {
+    return "tensorwise";
+  }
+  if (contains(text, "rowwise")) {
+    t.cannot(p, "rowwise float8 scaling (torchao) is not modelled yet");
+    return "tensorwise";
+  }
+  if (contains(text, "delayed")) {
+    return "delayed";
+  }
+  if (contains(text, "float8")) {
+    t.note("float8 without a recipe: torchao's default, dynamic tensorwise scaling");
+    return "tensorwise";
+  }
+  t.note("fp8 without a recipe: Transformer Engine's default, delayed scaling");
+  return "delayed";
+}
+
+void translate_precision(const YamlNode& p, Translation& t) {
+  const std::string text = text_of(p);
+  if (contains(text, "mxfp8") || contains(text, "fp8-mx")) {
+    t.precision_group = "mxfp8";
+    t.cannot(p, "MXFP8 training (1x32 blocks with E8M0 scales) is not modelled yet");
+  } else if (contains(text, "fp8") || contains(text, "float8")) {
+    t.precision_group = "fp8";
+    t.set("training.precision", "fp8", p);
+    t.set("training.fp8_recipe", fp8_recipe(p, t), p);
+  } else if (contains(text, "bf16")) {
+    t.set("training.precision", "bf16", p);
+  } else if (contains(text, "fp16")) {
+    t.precision_group = "fp16";
+    t.set("training.precision", "fp16", p);
+  } else {
+    p.fail(fmt::format("expected a precision (bf16, fp16, fp8 ..., float8 ..., mxfp8), got '{}'",
+                       text));
+  }
+}
+
+void translate_recompute(const YamlNode& r, Translation& t) {
+  const std::string text = lower(text_of(r));
+  std::string mode;
+  if (text.empty() || text.starts_with("[u]") || text.starts_with("not stated")) {
+    mode = "none";
+    t.note("recompute not stated: none");
+  } else if (contains(text, "selective")) {
+    mode = "selective";
+    if (text.find('[') != std::string::npos || contains(text, "op")) {
+      t.note("recompute of chosen modules or ops modelled as selective (the attention core)");
+    }
+  } else if (contains(text, "full") || contains(text, "checkpointing")) {
+    mode = "full";
+  } else if (text.starts_with("none")) {
+    mode = "none";
+    if (contains(text, "offload")) {
+      t.note("CPU activation offloading not modelled");
+    }
+  } else {
+    r.fail(fmt::format("expected a recompute mode (none, selective, full), got '{}'", text_of(r)));
+  }
+  t.set("training.recompute", mode, r);
+}
+
+void translate_moe_options(const YamlNode& tr, Translation& t) {
+  if (auto r = tr.find("routing")) {
+    const std::string text = text_of(*r);
+    if (contains(text, "tokendrop") || contains(text, "token-drop")) {
+      t.set("model.moe.capacity_factor", "1.0", *r);
+      t.note("token dropping at capacity factor 1.0 (NeMo's default)");
+    }
+  }
+  for (std::string_view key : {"dispatcher", "moe_dispatcher"}) {
+    if (auto d = tr.find(key)) {
+      const std::string text = text_of(*d);
+      if (contains(text, "allgather")) {
+        t.set("model.moe.dispatcher", "allgather", *d);
+      } else if (contains(text, "flex") || contains(text, "deepep") || contains(text, "hybridep")) {
+        t.note("DeepEP/HybridEP token dispatch modelled as all-to-alls");
+      }
+    }
+  }
+  if (auto o = tr.find("ep_overlap")) {
+    if (auto on = lenient_bool(*o)) {
+      t.set("parallelism.ep_comm_overlap", *on ? "true" : "false", *o);
+    }
+  }
+}
+
+void translate_kernels(const YamlNode& tr, Translation& t) {
+  if (auto g = tr.find("cuda_graphs")) {
+    const std::string text = text_of(*g);
+    if (contains(text, "scope")) {
+      t.note("CUDA graphs of some modules only (TE scopes) not modelled: eager launches");
+    } else if (auto on = lenient_bool(*g); on && *on) {
+      t.set("training.cuda_graphs", "true", *g);
+    }
+  }
+  if (auto c = tr.find("compile"); c && lenient_bool(*c).value_or(false)) {
+    t.note("torch.compile not modelled (its fused elementwise kernels)");
+  }
+  if (auto a = tr.find("attention")) {
+    const std::string text = text_of(*a);
+    const bool fused = contains(text, "flash") || contains(text, "sdpa") || contains(text, "cudnn");
+    t.set("training.attention", fused ? "flash" : "unfused", *a);
+  }
+  if (auto o = tr.find("optimizer"); o && contains(text_of(*o), "distributed")) {
+    t.set("training.distributed_optimizer", "true", *o);
+  }
+  if (auto l = tr.find("pp_layout")) {
+    std::string layout = text_of(*l);
+    layout = layout.substr(0, layout.find(' '));
+    t.set("parallelism.pipeline_layout", quoted(layout), *l);
+  }
+}
+
+}  // namespace
+
+void translate_training(const YamlNode& tr, Translation& t) {
+  tr.expect_map();
+  for (std::string_view key : {"seq_len", "global_batch"}) {
+    const YamlNode v = tr.at(key);
+    if (auto x = lenient_int(v, 1, kMaxBatch)) {
+      t.set(fmt::format("training.{}", key), *x, v);
+    } else {
+      t.cannot(v, fmt::format("training.{} is not stated", key));
+    }
+  }
+  const YamlNode mb = tr.at("micro_batch");
+  auto micro = lenient_int(mb, 1, kMaxBatch);
+  if (!micro) {
+    t.note("micro_batch not stated: 1");
+  }
+  t.set("training.micro_batch", micro.value_or(1), mb);
+  translate_precision(tr.at("precision"), t);
+  if (auto r = tr.find("recompute")) {
+    translate_recompute(*r, t);
+  } else {
+    t.note("recompute not stated: none");
+  }
+  translate_moe_options(tr, t);
+  translate_kernels(tr, t);
+}
+
+}  // namespace tessera::experiments::runs

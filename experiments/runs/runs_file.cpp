@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runs file as a whole: the YAML corpus schema or the CSV form, ids unique, at least one
+// run; and a measured step time from what was published.
+#include "experiments/runs/runs_file.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "experiments/runs/translate.h"
+
+namespace tessera::experiments::runs {
+
+using base::YamlNode;
+
+namespace {
+
+std::string precision_of(const synth::Scenario& s) {
+  if (s.training.fp8 != synth::Fp8Recipe::kNone) {
+    return "fp8";
+  }
+  return s.training.precision == base::DType::kFP16 ? "fp16" : "bf16";
+}
+
+// A run given as a scenario file with overrides and its measured step time.
+Run scenario_run(std::string id, const std::string& scenario, const std::vector<std::string>& sets,
+                 double step_s, const base::SourceLoc& at) {
+  Run run;
+  run.id = std::move(id);
+  run.at = at;
+  run.source = "own";
+  run.measured = {Measurement::Kind::kStepTime, step_s, "step_time_s", at};
+  run.scenario = synth::load_scenario(scenario, sets);
+  run.hardware = synth::hardware_profile(*run.scenario).name;
+  run.precision = precision_of(*run.scenario);
+  return run;
+}
+
+Run scenario_case(const YamlNode& c) {
+  const YamlNode sc = c.at("scenario");
+  const std::string file = c.find_beside(text_of(sc));
+  if (file.empty()) {
+    sc.fail(fmt::format("scenario file '{}' does not exist", text_of(sc)),
+            "a relative path is looked up beside the runs file");
+  }
+  std::vector<std::string> sets;
+  if (auto s = c.find("set")) {
+    for (const YamlNode& item : s->items()) {
+      sets.push_back(text_of(item));
+    }
+  }
+  const YamlNode m = c.at("measured");
+  auto step = lenient_number(m.at("step_time_s"));
+  if (!step) {
+    m.at("step_time_s").fail("expected the measured step time in seconds");
+  }
+  Run run = scenario_run(text_of(c.at("id")), file, sets, *step, c.loc());
+  if (auto s = c.find("source")) {
+    run.source = text_of(*s);
+  }
+  return run;
+}
+
+RunsFile read_yaml(const std::string& path) {
+  const YamlNode root = YamlNode::load_file(path);
+  const std::optional<YamlNode> models = root.find("models");
+  const YamlNode cases = root.has("cases") ? root.at("cases") : root.at("runs");
+  if (!cases.is_seq() || cases.items().empty()) {
+    cases.fail("expected a list of runs, and at least one");
+  }
+  RunsFile out{path, {}};
+  std::set<std::string> ids;
+  for (const YamlNode& c : cases.items()) {
+    c.expect_map();
+    std::vector<Run> runs =
+        c.has("scenario") ? std::vector<Run>{scenario_case(c)} : translate_case(c, models, path);
+    for (Run& run : runs) {
+      if (!ids.insert(run.id).second) {
+        c.at("id").fail(fmt::format("a second run with id '{}'", run.id));
+      }
+      out.runs.push_back(std::move(run));
+    }
+  }
+  return out;
+}
+
+// One CSV line's cells; double quotes hold commas, "" is a quote.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted_cell = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '"' && quoted_cell && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (ch == '"') {
+      quoted_cell = !quoted_cell;
+    } else if (ch == ',' && !quoted_cell) {
+      out.emplace_back();
+    } else if (ch != '\r') {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_sets(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(';', start);
+    std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    if (!part.empty()) {
+      out.push_back(part);
+    }
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+RunsFile read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot read the runs file");
+  }
+  const std::vector<std::string> want = {"id", "scenario", "set", "step_time_s"};
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header = cells(line);
+  if (header.size() < want.size() || !std::equal(want.begin(), want.end(), header.begin())) {
+    throw base::InputError(base::SourceLoc{path, 1, 1},
+                           "expected the header 'id,scenario,set,step_time_s[,source]'");
+  }
+  RunsFile out{path, {}};
+  std::set<std::string> ids;
+  const auto dir = std::filesystem::path(path).parent_path();
+  for (int no = 2; std::getline(in, line); ++no) {
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    const base::SourceLoc at{path, no, 1};
+    std::vector<std::string> f = cells(line);
+    char* end = nullptr;
+    const double step = f.size() >= 4 ? std::strtod(f[3].c_str(), &end) : 0.0;
+    if (f.size() < 4 || f.size() > 5 || end == f[3].c_str() || *end != '\0' || !(step > 0.0)) {
+      throw base::InputError(at,
+                             "expected id,scenario,set,step_time_s[,source] with a step "
+                             "time in seconds > 0");
+    }
+    const std::string scenario =
+        std::filesystem::path(f[1]).is_relative() ? (dir / f[1]).string() : f[1];
+    Run run = scenario_run(f[0], scenario, split_sets(f[2]), step, at);
+    run.source = f.size() == 5 ? f[4] : "own";
+    if (!ids.insert(run.id).second) {
+      throw base::InputError(at, fmt::format("a second run with id '{}'", run.id));
+    }
+    out.runs.push_back(std::move(run));
+  }
+  if (out.runs.empty()) {
+    throw base::InputError(base::SourceLoc{path, 0, 0}, "the runs file lists no run");
+  }
+  return out;
+}
+
+}  // namespace
+
+double Run::measured_step_s(double model_flops) const {
+  if (!scenario) {
+    return measured.kind == Measurement::Kind::kStepTime ? measured.value : 0.0;
+  }
+  const synth::Scenario& s = *scenario;
+  const double devices = static_cast<double>(s.cluster.devices);
+  switch (measured.kind) {
+    case Measurement::Kind::kStepTime:
+      return measured.value;
+    case Measurement::Kind::kTokensPerSecond:
+      return static_cast<double>(s.training.global_batch * s.training.seq_len) /
+             (measured.value * devices);
+    case Measurement::Kind::kModelTflops:
+      return model_flops / (measured.value * 1e12 * devices);
+  }
+  return 0.0;
+}
+
+RunsFile read_runs(const std::string& path) {
+  return path.ends_with(".csv") ? read_csv(path) : read_yaml(path);
+}
+
+}  // namespace tessera::experiments::runs

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// A runs file: measured training runs, each with its configuration, read into scenarios
+// (docs/runs.md). Two forms:
+//   - YAML in the corpus schema (tests/validation/runs/README.md): `models:` and `cases:`, each
+//     case's model, training, parallelism, cluster and what was measured, as published; or a
+//     case that names a `scenario:` file with `set:` overrides and its `measured:` step time;
+//   - CSV with the columns id, scenario, set (key=value;key=value), step_time_s [, source].
+// A run Tessera cannot express is kept with the exact reason; a malformed file is an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "synth/scenario/scenario.h"
+
+namespace tessera::experiments::runs {
+
+// What a run measured, as published.
+struct Measurement {
+  enum class Kind : unsigned char { kStepTime, kTokensPerSecond, kModelTflops };
+  Kind kind = Kind::kStepTime;
+  double value = 0.0;  // seconds per step; tokens/s per device; model TFLOP/s per device
+  std::string field;   // the key it was read from ("measured.tokens_per_s_per_gpu")
+  base::SourceLoc at;
+};
+
+struct Run {
+  std::string id;
+  base::SourceLoc at;
+  std::string source;     // who published it: the repository ("pytorch/torchtitan") or paper
+  std::string hardware;   // the hardware profile; "" when no profile matches
+  std::string precision;  // "bf16", "fp16", "fp8", "mxfp8"
+  Measurement measured;
+  std::string scenario_text;       // the scenario the run became (YAML form only)
+  std::vector<std::string> notes;  // what was assumed, approximated or not read
+  std::string skip;                // non-empty: why it cannot be simulated
+  base::SourceLoc skip_at;
+  std::optional<synth::Scenario> scenario;  // when it can be simulated
+
+  // The measured step time, given the model FLOPs of a step in Megatron's convention
+  // (needed when the run published model TFLOP/s).
+  [[nodiscard]] double measured_step_s(double model_flops) const;
+};
+
+struct RunsFile {
+  std::string path;
+  std::vector<Run> runs;
+};
+
+// Reads `path` (.csv: the CSV form, otherwise YAML). Throws base::InputError at file:line:col
+// for a malformed file, a run without a measurement, a duplicate id or an empty file.
+RunsFile read_runs(const std::string& path);
+
+}  // namespace tessera::experiments::runs

@@ -1,0 +1,45 @@
+# `tessera runs`: a CSV of the tiny scenario and an override simulates both runs and writes
+# runs.csv and no scenario files (the CSV form has no translated scenario); a malformed runs
+# file exits 2 naming file:line:col and writes nothing; a missing file exits 2.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+file(WRITE ${WORK}/runs.csv "id,scenario,set,step_time_s\n"
+           "tiny,${SCENARIO},,0.002\n"
+           "tiny-tp4,${SCENARIO},\"parallelism.tp=4;parallelism.dp=1\",0.003\n")
+execute_process(COMMAND ${TESSERA} runs ${WORK}/runs.csv --out ${WORK}/out
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tessera runs on a good CSV exited ${rc}: ${err}")
+endif()
+foreach(word "2 runs, 2 simulated" "| tiny-tp4 | h100-sxm | bf16 | 0.003 s" "| own | 2 |")
+  string(FIND "${out}" "${word}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "tessera runs did not print '${word}':\n${out}")
+  endif()
+endforeach()
+if(NOT EXISTS ${WORK}/out/runs.csv)
+  message(FATAL_ERROR "tessera runs --out wrote no runs.csv")
+endif()
+
+file(WRITE ${WORK}/bad.yaml "cases:\n- id: x\n  model: {layers: 2, hidden: 64, heads: 4, vocab: 100}\n"
+           "  training: {seq_len: 128, global_batch: 8, micro_batch: 1, precision: bf16}\n"
+           "  parallelism: {tp: 1, pp: 1, dp: eight}\n"
+           "  cluster: {hardware: H100 SXM, gpus: 8}\n  measured: {step_time_s: 1}\n")
+execute_process(COMMAND ${TESSERA} runs ${WORK}/bad.yaml --out ${WORK}/bad_out
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 20)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "tessera runs on a malformed file should exit 2, exited ${rc}: ${err}")
+endif()
+string(FIND "${err}" "bad.yaml:5:35: error:" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "the error does not name file:line:col:\n${err}")
+endif()
+if(EXISTS ${WORK}/bad_out)
+  message(FATAL_ERROR "tessera runs wrote ${WORK}/bad_out for a malformed runs file")
+endif()
+
+execute_process(COMMAND ${TESSERA} runs ${WORK}/no-such-runs.yaml
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 20)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "tessera runs on a missing file should exit 2, exited ${rc}: ${err}")
+endif()

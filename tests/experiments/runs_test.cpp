@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runs file reader (experiments/runs/): the corpus schema into scenarios with the
+// framework defaults of docs/runs.md, the runs it cannot express with their reasons, the errors
+// of a malformed file at file:line:col, and the CSV form.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "experiments/runs/evaluate.h"
+#include "experiments/runs/runs_file.h"
+#include "tests/input_error.h"
+#include "tests/temp_dir.h"
+
+namespace tessera::experiments::runs {
+namespace {
+
+using testing::error_of;
+using testing::TempDir;
+
+// A runs file with one model and the cases given; the header is 9 lines long, so the first
+// case starts on line 10.
+std::string runs_yaml(const std::string& cases) {
+  return "models:\n"
+         "  small:\n"
+         "    layers: 4\n"
+         "    hidden: 1024\n"
+         "    heads: 16\n"
+         "    kv_heads: 8\n"
+         "    ffn: 4096\n"
+         "    vocab: 32000\n"
+         "cases:\n" +
+         cases;
+}
+
+// One Megatron-Bridge case on 8 H100; `parallelism` and `extra` lines replace the defaults.
+std::string megatron_case(const std::string& id,
+                          const std::string& parallelism = "tp: 2, pp: 2, dp: 2",
+                          const std::string& measured = "tokens_per_s_per_gpu: 10000",
+                          const std::string& precision = "bf16") {
+  return "- id: " + id + "\n" +                                              // +0
+         "  source: {ref: NVIDIA-NeMo/Megatron-Bridge docs/perf.md @abc}\n"  // +1
+         "  model: small\n"                                                  // +2
+         "  training: {seq_len: 2048, global_batch: 64, micro_batch: 1, precision: " +
+         precision + ", recompute: none}\n" +                                            // +3
+         "  parallelism: {" + parallelism + "}\n" +                                      // +4
+         "  cluster: {hardware: DGX-H100 (H100 SXM 80GB), gpus: 8, gpus_per_node: 8}\n"  // +5
+         "  measured: {" +
+         measured + "}\n";  // +6
+}
+
+RunsFile read(const TempDir& dir, const std::string& text) {
+  return read_runs(dir.write("runs.yaml", text));
+}
+
+TEST(RunsFile, ReadsTheCorpusSchema) {
+  TempDir dir;
+  RunsFile f = read(dir, runs_yaml(megatron_case("dense-8")));
+  ASSERT_EQ(f.runs.size(), 1u);
+  const runs::Run& r = f.runs[0];
+  ASSERT_TRUE(r.scenario) << r.skip;
+  EXPECT_EQ(r.id, "dense-8");
+  EXPECT_EQ(r.source, "NVIDIA-NeMo/Megatron-Bridge");
+  EXPECT_EQ(r.hardware, "h100-sxm");
+  EXPECT_EQ(r.precision, "bf16");
+  EXPECT_EQ(r.scenario->parallel.tp, 2);
+  EXPECT_EQ(r.scenario->parallel.pp, 2);
+  EXPECT_EQ(r.scenario->parallel.dp, 2);
+  EXPECT_TRUE(r.scenario->parallel.sp);                     // not stated: on with TP
+  EXPECT_TRUE(r.scenario->training.distributed_optimizer);  // Megatron's recipes
+  EXPECT_EQ(r.scenario->cluster.topology.source, "dgx-h100-superpod");
+  EXPECT_DOUBLE_EQ(r.measured_step_s(0.0), 64.0 * 2048.0 / (10000.0 * 8.0));
+  EXPECT_NE(r.scenario_text.find("model:\n  layers: 4\n"), std::string::npos) << r.scenario_text;
+}
+
+TEST(RunsFile, FrameworkDefaultsAndPrecisions) {
+  TempDir dir;
+  const std::string titan =
+      "- id: titan\n"
+      "  source: {ref: pytorch/torchtitan benchmarks/x.md}\n"
+      "  model: small\n"
+      "  training:\n"
+      "    seq_len: '8192 [U: default toml]'\n"
+      "    global_batch: 16\n"
+      "    micro_batch: 2\n"
+      "    precision: amp_bf16\n"
+      "    recompute: selective (op-level SAC)\n"
+      "  parallelism: {fsdp: 8, dp: 8, tp: 1, pp: 1}\n"
+      "  cluster: {hardware: H100 80GB, gpus: 8}\n"
+      "  measured: {step_time_s: 2.5}\n";
+  RunsFile f = read(dir, runs_yaml(titan +
+                                   megatron_case("vp", "tp: 2, pp: 2, dp: 2, vp: 2",
+                                                 "step_time_ms: 900", "fp8 (TE)") +
+                                   megatron_case("cs", "tp: 1, pp: 1, dp: 8", "step_time_s: 1",
+                                                 "fp8 per-tensor current scaling (FP8-CS)")));
+  const runs::Run& t = f.runs[0];
+  ASSERT_TRUE(t.scenario) << t.skip;
+  EXPECT_EQ(t.scenario->zero_stage(), 3);
+  EXPECT_EQ(t.scenario->training.seq_len, 8192);
+  EXPECT_EQ(t.scenario->training.fp8, synth::Fp8Recipe::kNone);
+  EXPECT_EQ(t.scenario->training.recompute, synth::Recompute::kSelective);
+  EXPECT_EQ(t.precision, "bf16");
+  const runs::Run& v = f.runs[1];
+  ASSERT_TRUE(v.scenario) << v.skip;
+  EXPECT_EQ(v.scenario->schedule.kind, synth::ScheduleKind::kInterleaved);
+  EXPECT_EQ(v.scenario->schedule.chunks, 2);
+  EXPECT_EQ(v.scenario->training.fp8, synth::Fp8Recipe::kDelayed);
+  EXPECT_DOUBLE_EQ(v.measured_step_s(0.0), 0.9);
+  EXPECT_EQ(v.precision, "fp8");
+  ASSERT_TRUE(f.runs[2].scenario) << f.runs[2].skip;
+  EXPECT_EQ(f.runs[2].scenario->training.fp8, synth::Fp8Recipe::kTensorwise);
+}
+
+TEST(RunsFile, LayersThePipelineDoesNotDivide) {
+  TempDir dir;
+  // 6 layers on 4 stages: 8 slots with the embedding and the loss, two per stage.
+  std::string text = runs_yaml(megatron_case("uneven", "tp: 1, pp: 4, dp: 2"));
+  text.replace(text.find("layers: 4"), 9, "layers: 6");
+  RunsFile f = read(dir, text);
+  ASSERT_TRUE(f.runs[0].scenario) << f.runs[0].skip;
+  EXPECT_NE(f.runs[0].scenario_text.find("pipeline_layout: \"Et|tt|tt|tL\""), std::string::npos)
+      << f.runs[0].scenario_text;
+}
+
+TEST(RunsFile, RunsItCannotExpressSayWhy) {
+  TempDir dir;
+  const std::string text =
+      runs_yaml(megatron_case("mx", "tp: 1, pp: 1, dp: 8", "step_time_s: 1", "mxfp8 (FP8-MX)") +
+                megatron_case("deep", "tp: 1, pp: 8, dp: 1", "step_time_s: 1"));
+  RunsFile f = read(dir, text);
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_FALSE(f.runs[0].scenario);
+  EXPECT_NE(f.runs[0].skip.find("MXFP8"), std::string::npos) << f.runs[0].skip;
+  EXPECT_EQ(f.runs[0].skip_at.line, 13);
+  // 8 stages of a 4-layer model: the scenario loader's reason, at the run's `pp`.
+  EXPECT_FALSE(f.runs[1].scenario);
+  EXPECT_NE(f.runs[1].skip.find("pp"), std::string::npos) << f.runs[1].skip;
+  EXPECT_EQ(f.runs[1].skip_at.line, 21) << f.runs[1].skip_at.str();
+  EXPECT_FALSE(evaluate(f)[1].simulated);
+}
+
+TEST(RunsFile, MalformedFilesAreErrorsAtTheirPlace) {
+  TempDir dir;
+  auto err = [&](const std::string& text) { return error_of([&] { (void)read(dir, text); }); };
+  EXPECT_NE(err(runs_yaml(megatron_case("x", "tp: two, pp: 1, dp: 8"))).find("runs.yaml:14:"),
+            std::string::npos);
+  EXPECT_NE(
+      err(runs_yaml(megatron_case("x", "tp: 1, pp: 1, dp: 8", ""))).find("has no measurement"),
+      std::string::npos);
+  EXPECT_NE(err(runs_yaml(megatron_case("x", "tp: 2, pp: 2, dp: 4")))
+                .find("2 x 2 x 1 x 4 = 16 GPUs, but it names 8"),
+            std::string::npos);
+  EXPECT_NE(err(runs_yaml(megatron_case("x") + megatron_case("x"))).find("a second run with id"),
+            std::string::npos);
+  EXPECT_NE(err(runs_yaml("[]\n")).find("at least one"), std::string::npos);
+  std::string unknown = runs_yaml(megatron_case("x"));
+  unknown.replace(unknown.find("hardware: DGX-H100 (H100 SXM 80GB)"), 34, "profile: h100-sxn");
+  const std::string e = err(unknown);
+  EXPECT_NE(e.find("runs.yaml:15:"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'h100-sxm'"), std::string::npos) << e;
+}
+
+TEST(RunsFile, CsvOfScenariosAndOverrides) {
+  TempDir dir;
+  const std::string scenario = std::string(TESSERA_SOURCE_DIR) + "/scenarios/tiny.yaml";
+  std::string path = dir.write(
+      "runs.csv", "id,scenario,set,step_time_s\n" + std::string("a,") + scenario +
+                      ",\"parallelism.tp=4;parallelism.dp=1\",0.002\nb," + scenario + ",,0.001\n");
+  RunsFile f = read_runs(path);
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_EQ(f.runs[0].scenario->parallel.tp, 4);
+  EXPECT_EQ(f.runs[1].scenario->parallel.tp, 2);
+  EXPECT_DOUBLE_EQ(f.runs[1].measured_step_s(0.0), 0.001);
+  std::vector<RunResult> one = evaluate(f, 1);
+  std::vector<RunResult> two = evaluate(f, 2);
+  ASSERT_TRUE(one[0].simulated && one[1].simulated);
+  EXPECT_GT(one[1].predicted_s, 0.0);
+  EXPECT_EQ(one[1].predicted_s, two[1].predicted_s);
+  EXPECT_NE(
+      error_of([&] { (void)read_runs(dir.write("bad.csv", "id,scenario\n")); }).find("bad.csv:1:1"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              (void)read_runs(dir.write("none.csv", "id,scenario,set,step_time_s\n"));
+            }).find("lists no run"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::experiments::runs
