@@ -101,6 +101,22 @@ YamlNode YamlNode::load_file(const std::string& path) {
   return load_string(buf.str(), path);
 }
 
+YamlNode& YamlNode::operator=(const YamlNode& other) {
+  if (this != &other) {
+    node_.reset(other.node_);
+    origin_ = other.origin_;
+    path_ = other.path_;
+  }
+  return *this;
+}
+
+YamlNode& YamlNode::operator=(YamlNode&& other) noexcept {
+  node_.reset(other.node_);
+  origin_ = std::move(other.origin_);
+  path_ = std::move(other.path_);
+  return *this;
+}
+
 YamlNode YamlNode::load_string(const std::string& text, const std::string& name) {
   auto origin = std::make_shared<Origin>();
   origin->file = name;

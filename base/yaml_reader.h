@@ -45,6 +45,13 @@ class YamlNode {
   static ScalarExpander keep_under(std::string key);
 
   YamlNode(YAML::Node node, std::shared_ptr<Origin> origin, std::string path);
+  YamlNode(const YamlNode&) = default;
+  YamlNode(YamlNode&&) = default;
+  // Assignment rebinds this handle to the other node. (A YAML::Node assigned to would instead
+  // replace the content of the node it refers to, inside the document.)
+  YamlNode& operator=(const YamlNode& other);
+  YamlNode& operator=(YamlNode&& other) noexcept;
+  ~YamlNode() = default;
 
   // Throws InputError for a missing file, an empty file, or malformed YAML.
   static YamlNode load_file(const std::string& path);

@@ -93,7 +93,8 @@ struct RunsArgs {
   int jobs = 0;      // 0: every core
   std::string out;
   bool summary = false;
-  CLI::App* command = nullptr;  // the subcommand, once added
+  std::vector<std::string> profiles;  // NAME=FILE: runs on NAME simulate on FILE
+  CLI::App* command = nullptr;        // the subcommand, once added
 };
 
 // Adds `runs` and its options to `app`, parsing into `a`.
@@ -109,6 +110,6 @@ int check(const RunArgs& a);
 int compare(const CompareArgs& a);
 int search(const SearchArgs& a, const experiments::search::MpiWorld& world);
 int runs(const RunsArgs& a);
-int list();
+int list(bool parameters);  // parameters: the profile parameter table
 
 }  // namespace tessera::cli

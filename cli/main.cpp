@@ -17,6 +17,7 @@
 #include "experiments/search/mpi_world.h"
 #include "experiments/search/space.h"
 #include "hwprofiles/hw_profile.h"
+#include "hwprofiles/parameters.h"
 #include "sim/models/collective/algorithm.h"
 #include "sim/models/effects.h"
 #include "synth/scenario/model_presets.h"
@@ -93,46 +94,6 @@ int check(const RunArgs& a) {
   return 0;
 }
 
-int list() {
-  fmt::print("hardware profiles:");
-  for (const auto& n : hw::profile_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\ntopology presets:");
-  for (const auto& n : topology::preset_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\nmodel presets:");
-  for (auto n : synth::model_preset_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\nencoder presets:");
-  for (auto n : synth::encoder_preset_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\nschedules:");
-  for (auto n : synth::schedule_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\nencoder placements:");
-  for (auto n : synth::encoder_placement_names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\ncollective algorithms (the tuner's candidates; docs/collectives.md):");
-  for (auto n : models::builtin_collectives().names()) {
-    fmt::print(" {}", n);
-  }
-  fmt::print("\nmodelled effects (run --without NAME):\n");
-  for (const models::EffectInfo& e : models::known_effects()) {
-    fmt::print("  {:<20} {}\n", e.name, e.what);
-  }
-  fmt::print("search axes (search --vary AXIS=v1,v2,...; docs/search.md):\n");
-  for (const experiments::search::Axis& a : experiments::search::axes()) {
-    fmt::print("  {:<20} {}\n", a.name, a.help);
-  }
-  return 0;
-}
-
 namespace {
 
 int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) {
@@ -154,7 +115,10 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
   add_search_command(app, se);
   RunsArgs rs;
   add_runs_command(app, rs);
-  app.add_subcommand("list", "list hardware profiles, topology presets and model presets");
+  bool list_params = false;
+  app.add_subcommand("list", "list hardware profiles, topology presets and model presets")
+      ->add_flag("--parameters", list_params,
+                 "print the hardware profile keys (meaning, bounds, source) as a table");
   ValidateArgs va;
   validate_cmd->add_option("scenario", va.scenario, "scenario YAML file")->required();
   validate_cmd->add_option("--set", va.sets, "override a scenario key (repeatable)");
@@ -260,7 +224,7 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
   if (replay_cmd->parsed()) {
     return replay(ra);
   }
-  return list();
+  return list(list_params);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "base/error.h"
 #include "cli/output_paths.h"
+#include "hwprofiles/hw_profile.h"
 #include "experiments/runs/evaluate.h"
 #include "experiments/runs/files.h"
 
@@ -92,13 +94,28 @@ void add_runs_command(CLI::App& app, RunsArgs& a) {
       ->check(CLI::Range(1, 1024));
   a.command->add_option("--out", a.out,
                         "write runs.csv and scenarios/<id>.yaml (the scenario each run became)");
+  a.command->add_option("--profile", a.profiles,
+                        "NAME=FILE: runs on profile NAME simulate on FILE instead (a calibrated "
+                        "profile; repeatable)");
   a.command->add_flag("--summary", a.summary,
                       "print only the tables by group and why runs were not simulated");
 }
 
 int runs(const RunsArgs& a) {
   check_input_file("runs file", a.file);
-  const rn::RunsFile file = rn::read_runs(a.file);  // a malformed file writes nothing
+  rn::RunsFile file = rn::read_runs(a.file);  // a malformed file writes nothing
+  for (const std::string& spec : a.profiles) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw base::InputError(fmt::format("--profile '{}': expected NAME=FILE", spec));
+    }
+    check_profile_arg("--profile", spec.substr(eq + 1));
+    const hw::Profile profile = hw::load_profile(spec.substr(eq + 1));
+    if (rn::use_profile(file, spec.substr(0, eq), profile) == 0) {
+      throw base::InputError(fmt::format("--profile '{}': no run of {} is on '{}'", spec,
+                                         a.file, spec.substr(0, eq)));
+    }
+  }
   if (!a.out.empty()) {
     prepare_output_dir("--out", a.out);
   }

@@ -105,6 +105,15 @@ struct SwitchReduction {
   int min_members = 2;        // smallest group the library runs NVLS for
 };
 
+// What a training run adds to the microbenchmarked device (fitted to measured runs by
+// `tessera calibrate`, docs/calibration.md §5).
+struct UnderLoad {
+  // Fraction of the microbenchmarked math rates (tensor and vector units) a part sustains
+  // through a training run, where every GPU of a node holds its power limit for hours.
+  double math = 1.0;
+  base::SimTime step = 0;  // host time each step adds outside its kernels
+};
+
 // What the collective tuner (sim/models/collective/tuner.h) knows about the library.
 struct CollectiveTuning {
   ProtocolSpec ll;     // lowest latency, half the bandwidth
@@ -130,6 +139,7 @@ struct Profile {
   // where one number is needed (retiming measured traces, `--without attention-tables`).
   double attention_fraction = 0.6;
   LaunchCosts launch;
+  UnderLoad under_load;
   int devices_per_node = 8;
   LinkSpec scale_up;                    // NVLink / HCCS / UB, per device per direction,
                                         // all of the device's scale-up links together

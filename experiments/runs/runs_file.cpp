@@ -187,6 +187,17 @@ double Run::measured_step_s(double model_flops) const {
   return 0.0;
 }
 
+int use_profile(RunsFile& file, const std::string& name, const hw::Profile& profile) {
+  int n = 0;
+  for (Run& run : file.runs) {
+    if (run.hardware == name && run.scenario) {
+      run.scenario->cluster.profile = profile;
+      ++n;
+    }
+  }
+  return n;
+}
+
 RunsFile read_runs(const std::string& path) {
   return path.ends_with(".csv") ? read_csv(path) : read_yaml(path);
 }

@@ -50,6 +50,10 @@ struct RunsFile {
   std::vector<Run> runs;
 };
 
+// Runs on hardware `name` simulate on `profile` instead (a calibrated one, say); returns how
+// many runs it applies to.
+int use_profile(RunsFile& file, const std::string& name, const hw::Profile& profile);
+
 // Reads `path` (.csv: the CSV form, otherwise YAML). Throws base::InputError at file:line:col
 // for a malformed file, a run without a measurement, a duplicate id or an empty file.
 RunsFile read_runs(const std::string& path);

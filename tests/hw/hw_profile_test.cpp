@@ -177,9 +177,9 @@ TEST(HwProfile, TheValidFixtureLoads) {
 TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
   EXPECT_EQ(load_error(with("launch: {", "lanch: {")),
             "bad.yaml:26:1: error: unknown key 'lanch'; did you mean 'launch'? "
-            "(valid keys: name, description, peak, vector_flops, hbm, gemm, "
-            "attention, launch, devices_per_node, scale_up, scale_out, collective, fp8_transpose, "
-            "device_names, topology)");
+            "(valid keys: name, extends, description, peak, vector_flops, hbm, gemm, "
+            "attention, launch, under_load, devices_per_node, scale_up, scale_out, collective, "
+            "fp8_transpose, device_names, topology)");
   EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
             "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
             "(valid keys: bf16, fp16, fp32, fp8)");

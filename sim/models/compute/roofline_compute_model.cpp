@@ -54,12 +54,14 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
                                           : profile.launch.stream),
       host_(cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
 
+// Math rates are the microbenchmarked ones times under_load.math, what the part sustains
+// through a training run (clocks at the power limit); HBM rates are not clock-bound.
 double RooflineComputeModel::matrix_peak(base::DType d) const {
   double p = profile_.peak_flops[static_cast<std::size_t>(d)];
   if (p <= 0.0) {
     p = profile_.peak_flops[static_cast<std::size_t>(base::DType::kFP32)];
   }
-  return p > 0.0 ? p : profile_.vector_flops;
+  return (p > 0.0 ? p : profile_.vector_flops) * profile_.under_load.math;
 }
 
 double RooflineComputeModel::memory_seconds(double bytes) const {
@@ -79,9 +81,10 @@ double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   }
   // The plateau rate: the GEMM's fixed cost is its own latency term.
   double hbm = hw::memory_rate(profile_, node.bytes, false);
-  double s =
-      hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
-                       gemm_options_, sustained_ ? profile_.gemm.sustained(node.dtype) : 0.0);
+  const double ceiling =
+      sustained_ ? profile_.gemm.sustained(node.dtype) * profile_.under_load.math : 0.0;
+  double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
+                              gemm_options_, ceiling);
   gemm_cache_.emplace(key, s);
   return s;
 }
@@ -105,7 +108,8 @@ double RooflineComputeModel::device_seconds(const graph::Node& node) const {
     case graph::OpClass::kAttention:
       return attention_seconds(node);
     default:
-      return std::max(time_at(node.flops, profile_.vector_flops), memory_seconds(node.bytes));
+      return std::max(time_at(node.flops, profile_.vector_flops * profile_.under_load.math),
+                      memory_seconds(node.bytes));
   }
 }
 
