@@ -43,8 +43,8 @@ int list_parameters() {
   for (const hw::Parameter& p : hw::profile_parameters()) {
     const std::string group = p.group.empty() ? "" : fmt::format(" (in {})", p.group);
     fmt::print("| `{}` | {} | {} | {}{} | {} | {} | {} |\n", p.path, kind_name(p),
-               hw::format_bounds(p), p.required ? "yes" : "no", group, p.fitted ? "yes" : "",
-               p.doc, p.source);
+               hw::format_bounds(p), p.required ? "yes" : "no", group, p.fitted ? "yes" : "", p.doc,
+               p.source);
   }
   return 0;
 }
@@ -87,9 +87,10 @@ int list(bool parameters) {
   for (const models::EffectInfo& e : models::known_effects()) {
     fmt::print("  {:<20} {}\n", e.name, e.what);
   }
-  fmt::print("hardware profile keys fitted to measured runs (tessera list --parameters: all {};"
-             " docs/profile_parameters.md):",
-             hw::profile_parameters().size());
+  fmt::print(
+      "hardware profile keys fitted to measured runs (tessera list --parameters: all {};"
+      " docs/profile_parameters.md):",
+      hw::profile_parameters().size());
   for (const hw::Parameter& p : hw::profile_parameters()) {
     if (p.fitted) {
       fmt::print(" {}", p.path);

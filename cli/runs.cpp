@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <map>
 
-#include "cli/commands.h"
 #include "base/error.h"
+#include "cli/commands.h"
 #include "cli/output_paths.h"
-#include "hwprofiles/hw_profile.h"
 #include "experiments/runs/evaluate.h"
 #include "experiments/runs/files.h"
+#include "hwprofiles/hw_profile.h"
 
 namespace tessera::cli {
 
@@ -112,8 +112,8 @@ int runs(const RunsArgs& a) {
     check_profile_arg("--profile", spec.substr(eq + 1));
     const hw::Profile profile = hw::load_profile(spec.substr(eq + 1));
     if (rn::use_profile(file, spec.substr(0, eq), profile) == 0) {
-      throw base::InputError(fmt::format("--profile '{}': no run of {} is on '{}'", spec,
-                                         a.file, spec.substr(0, eq)));
+      throw base::InputError(
+          fmt::format("--profile '{}': no run of {} is on '{}'", spec, a.file, spec.substr(0, eq)));
     }
   }
   if (!a.out.empty()) {

@@ -63,8 +63,7 @@ inline Parameter with(Parameter p, double lo, double hi, Access a) {
 }
 
 inline Parameter quantity(std::string_view path, Dimension unit, double lo, double hi,
-                          bool required, std::string_view doc, std::string_view source,
-                          Access a) {
+                          bool required, std::string_view doc, std::string_view source, Access a) {
   Parameter p = with(entry(path, Kind::kQuantity, required, doc, source), lo, hi, a);
   p.unit = unit;
   return p;

@@ -100,8 +100,9 @@ std::string format_bounds(const Parameter& p) {
     case Parameter::Kind::kFraction:
       return "(0, 1]";
     default:
-      return std::isinf(p.hi) ? fmt::format(">= {}", format_bound(p, p.lo))
-                              : fmt::format("[{}, {}]", format_bound(p, p.lo), format_bound(p, p.hi));
+      return std::isinf(p.hi)
+                 ? fmt::format(">= {}", format_bound(p, p.lo))
+                 : fmt::format("[{}, {}]", format_bound(p, p.lo), format_bound(p, p.hi));
   }
 }
 

@@ -86,8 +86,10 @@ std::string write_points(const std::vector<AttentionModel::Point>& points) {
   return "{" + out + "}";
 }
 
-std::vector<Parameter> build() {
-  using D = Dimension;
+using D = Dimension;
+
+// The part: its peaks and HBM.
+std::vector<Parameter> device_keys() {
   return {
       custom(
           "description", true, "one line: the part and the system it sits in", "",
@@ -107,8 +109,8 @@ std::vector<Parameter> build() {
                field<[](auto& p) -> auto& { return p.vector_flops; }>()),
       quantity("hbm.capacity", D::kBytes, 1, kInf, true, "HBM per device", kSpec,
                field<[](auto& p) -> auto& { return p.hbm_capacity; }>()),
-      quantity("hbm.bandwidth", D::kBandwidth, 1, kInf, true, "HBM bandwidth, read + write",
-               kSpec, field<[](auto& p) -> auto& { return p.hbm_bandwidth; }>()),
+      quantity("hbm.bandwidth", D::kBandwidth, 1, kInf, true, "HBM bandwidth, read + write", kSpec,
+               field<[](auto& p) -> auto& { return p.hbm_bandwidth; }>()),
       fraction("hbm.efficiency", true, "fraction of hbm.bandwidth large streaming kernels reach",
                kMicro, field<[](auto& p) -> auto& { return p.hbm_efficiency; }>()),
       quantity("hbm.half_size", D::kBytes, 0, kInf, true,
@@ -118,13 +120,18 @@ std::vector<Parameter> build() {
                "memory the runtime keeps (CUDA context, library workspaces, fragmentation)",
                "nvidia-smi of an idle process + NCCL buffers (estimate)",
                field<[](auto& p) -> auto& { return p.reserved_memory; }>()),
+  };
+}
+
+// The GEMM kernel model (hwprofiles/gemm_model.h).
+std::vector<Parameter> gemm_keys() {
+  return {
       custom("gemm.tiles", true, "CTA tiles the GEMM library chooses from, the main one first",
              "the vendor library's kernel names", &read_tiles, &write_tiles),
       integer("gemm.compute_units", 1, 100000, true, "SMs (or AI cores): tiles per wave", kSpec,
               field<[](auto& p) -> auto& { return p.gemm.compute_units; }>()),
-      fraction("gemm.max_fraction.bf16", true,
-               "steady fraction of the BF16 peak of the main tile", kMicro,
-               field<[](auto& p) -> auto& { return p.gemm.max_fraction; }>()),
+      fraction("gemm.max_fraction.bf16", true, "steady fraction of the BF16 peak of the main tile",
+               kMicro, field<[](auto& p) -> auto& { return p.gemm.max_fraction; }>()),
       fraction("gemm.max_fraction.fp8", false, "the same for FP8 (absent: as bf16)", kMicro,
                field<[](auto& p) -> auto& { return p.gemm.max_fraction_fp8; }>()),
       fraction("gemm.max_fraction.fp32", false, "the same for FP32 (absent: as bf16)", kMicro,
@@ -148,6 +155,12 @@ std::vector<Parameter> build() {
       quantity("gemm.sustained.fp8", D::kFlopRate, 0, kInf, false, "the same for FP8",
                "mamf-* tables of calibration/microbench/gemm.yaml",
                field<[](auto& p) -> auto& { return p.gemm.sustained_fp8; }>()),
+  };
+}
+
+// Fused attention, launch costs and what a training run adds under load.
+std::vector<Parameter> kernel_keys() {
+  return {
       custom(
           "attention.forward", true, "fused attention's forward fraction of peak, by head dim",
           kMicro, [](const YamlNode& n, Profile& p) { p.attention.forward = read_points(n); },
@@ -159,8 +172,8 @@ std::vector<Parameter> build() {
       integer("attention.seq_half.forward", 0, 1 << 24, true,
               "tokens at which the forward reaches half its plateau", kMicro,
               field<[](auto& p) -> auto& { return p.attention.seq_half_forward; }>()),
-      integer("attention.seq_half.backward", 0, 1 << 24, true, "the same for the backward",
-              kMicro, field<[](auto& p) -> auto& { return p.attention.seq_half_backward; }>()),
+      integer("attention.seq_half.backward", 0, 1 << 24, true, "the same for the backward", kMicro,
+              field<[](auto& p) -> auto& { return p.attention.seq_half_backward; }>()),
       number("attention.causal_seq_factor", 1, 16, true,
              "a causal kernel ramps as if the sequence were this many times shorter", kMicro,
              field<[](auto& p) -> auto& { return p.attention.causal_seq_factor; }>()),
@@ -168,8 +181,7 @@ std::vector<Parameter> build() {
                "device-side floor per kernel launched on a stream",
                "overheads.yaml gpu-small-kernels-launch-floor",
                time_field<[](auto& p) -> auto& { return p.launch.stream; }>()),
-      quantity("launch.graph", D::kTime, 0, 1e-3, true,
-               "the same inside a replayed CUDA graph",
+      quantity("launch.graph", D::kTime, 0, 1e-3, true, "the same inside a replayed CUDA graph",
                "overheads.yaml gpu-small-kernels-launch-floor",
                time_field<[](auto& p) -> auto& { return p.launch.graph; }>()),
       fitted(quantity("launch.host", D::kTime, 1e-6, 1e-4, true,
@@ -186,6 +198,14 @@ std::vector<Parameter> build() {
                       "synchronisation, logging, the data loader's hand-off; 0: none)",
                       kRuns, time_field<[](auto& p) -> auto& { return p.under_load.step; }>())),
   };
+}
+
+std::vector<Parameter> build() {
+  std::vector<Parameter> out = device_keys();
+  for (auto part : {gemm_keys(), kernel_keys()}) {
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
 }
 
 }  // namespace

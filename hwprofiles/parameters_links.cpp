@@ -41,8 +41,10 @@ std::string write_names(const Profile& p) {
   return "[" + out + "]";
 }
 
-std::vector<Parameter> build() {
-  using D = Dimension;
+using D = Dimension;
+
+// The node and its links.
+std::vector<Parameter> link_keys() {
   return {
       integer("devices_per_node", 1, 4096, true, "devices in one scale-up domain", kSpec,
               field<[](auto& p) -> auto& { return p.devices_per_node; }>()),
@@ -62,17 +64,23 @@ std::vector<Parameter> build() {
       fitted(fraction("scale_out.efficiency", true,
                       "fraction of the NIC bandwidth collectives achieve", kNccl,
                       field<[](auto& p) -> auto& { return p.scale_out.efficiency; }>())),
+  };
+}
+
+// The collective library (docs/collectives.md).
+std::vector<Parameter> collective_keys() {
+  return {
       quantity("collective.launch", D::kTime, 0, 1e-2, true,
                "fixed cost per collective call, Simple protocol", kNccl,
                time_field<[](auto& p) -> auto& { return p.collective_launch; }>()),
       quantity("collective.step", D::kTime, 0, 1e-2, true,
                "protocol cost per algorithm step on top of the link latency", kNccl,
                time_field<[](auto& p) -> auto& { return p.collective_step; }>()),
-      in_group(quantity("collective.ll.launch", D::kTime, 0, 1e-2, true, "LL: cost per call",
-                        kNccl, time_field<[](auto& p) -> auto& { return p.collective.ll.launch; }>()),
+      in_group(quantity("collective.ll.launch", D::kTime, 0, 1e-2, true, "LL: cost per call", kNccl,
+                        time_field<[](auto& p) -> auto& { return p.collective.ll.launch; }>()),
                "collective.ll"),
-      in_group(quantity("collective.ll.step", D::kTime, 0, 1e-2, true, "LL: cost per step",
-                        kNccl, time_field<[](auto& p) -> auto& { return p.collective.ll.step; }>()),
+      in_group(quantity("collective.ll.step", D::kTime, 0, 1e-2, true, "LL: cost per step", kNccl,
+                        time_field<[](auto& p) -> auto& { return p.collective.ll.step; }>()),
                "collective.ll"),
       in_group(fraction("collective.ll.bandwidth", true,
                         "LL: fraction of the Simple protocol's bandwidth", kNccl,
@@ -83,8 +91,8 @@ std::vector<Parameter> build() {
                    kNccl, time_field<[](auto& p) -> auto& { return p.collective.ll128.launch; }>()),
           "collective.ll128"),
       in_group(
-          quantity("collective.ll128.step", D::kTime, 0, 1e-2, true, "LL128: cost per step",
-                   kNccl, time_field<[](auto& p) -> auto& { return p.collective.ll128.step; }>()),
+          quantity("collective.ll128.step", D::kTime, 0, 1e-2, true, "LL128: cost per step", kNccl,
+                   time_field<[](auto& p) -> auto& { return p.collective.ll128.step; }>()),
           "collective.ll128"),
       in_group(fraction("collective.ll128.bandwidth", true,
                         "LL128: fraction of the Simple protocol's bandwidth", kNccl,
@@ -109,19 +117,32 @@ std::vector<Parameter> build() {
                        "NVLink SHARP: the smallest group NCCL runs it for", kNccl,
                        field<[](auto& p) -> auto& { return p.collective.nvls.min_members; }>()),
                "collective.nvls"),
+  };
+}
+
+// FP8 operand layout, and how the part is named and shipped.
+std::vector<Parameter> naming_keys() {
+  return {
       flag("fp8_transpose",
            "FP8 GEMMs read both operands K-major only (Hopper), so FP8 training keeps "
            "transposed copies; required exactly when peak.fp8 is given",
-           "docs/hardware.md §1.1",
-           flag_field<[](auto& p) -> auto& { return p.fp8_transpose; }>()),
+           "docs/hardware.md §1.1", flag_field<[](auto& p) -> auto& { return p.fp8_transpose; }>()),
       custom("device_names", false,
-             "how traces and runs files name the part: substrings, the longest match winning",
-             "", &read_names, &write_names),
+             "how traces and runs files name the part: substrings, the longest match winning", "",
+             &read_names, &write_names),
       custom(
           "topology", false, "the topology preset of the system the part ships in", "",
           [](const YamlNode& n, Profile& p) { p.topology = n.as_string(); },
           [](const Profile& p) { return p.topology; }),
   };
+}
+
+std::vector<Parameter> build() {
+  std::vector<Parameter> out = link_keys();
+  for (auto part : {collective_keys(), naming_keys()}) {
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
 }
 
 }  // namespace

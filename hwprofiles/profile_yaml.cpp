@@ -96,11 +96,11 @@ void read_value(const Parameter& p, const YamlNode& n, Profile& out) {
     case Kind::kQuantity:
       v = n.as_quantity(p.unit, p.lo <= 0.0);
       if (v < p.lo || v > p.hi) {
-        n.fail(std::isinf(p.hi) ? fmt::format("expected {} of at least {}",
-                                              base::dimension_name(p.unit), format_bound(p, p.lo))
-                                : fmt::format("expected {} in [{}, {}]",
-                                              base::dimension_name(p.unit), format_bound(p, p.lo),
-                                              format_bound(p, p.hi)));
+        n.fail(std::isinf(p.hi)
+                   ? fmt::format("expected {} of at least {}", base::dimension_name(p.unit),
+                                 format_bound(p, p.lo))
+                   : fmt::format("expected {} in [{}, {}]", base::dimension_name(p.unit),
+                                 format_bound(p, p.lo), format_bound(p, p.hi)));
       }
       break;
     case Kind::kFraction:
@@ -147,8 +147,7 @@ void check_profile(const YamlNode& root, const Profile& p, bool extending) {
   if (p.reserved_memory >= p.hbm_capacity) {
     YamlNode at = node_at(root, "hbm.reserved").value_or(root);
     at.fail(fmt::format("reserved memory ({}) must be below the capacity ({})",
-                        base::format_bytes(p.reserved_memory),
-                        base::format_bytes(p.hbm_capacity)));
+                        base::format_bytes(p.reserved_memory), base::format_bytes(p.hbm_capacity)));
   }
   auto given = root.find("fp8_transpose");
   const bool has_fp8 = p.peak(DType::kFP8) > 0.0;
@@ -201,8 +200,8 @@ Profile read_profile(const YamlNode& root, const std::string& name, int depth) {
   for (const Parameter& param : profile_parameters()) {
     if (auto n = node_at(root, param.path)) {
       read_value(param, *n, p);
-    } else if (param.required && (param.group.empty() ? !extends
-                                                      : given_groups.contains(param.group))) {
+    } else if (param.required &&
+               (param.group.empty() ? !extends : given_groups.contains(param.group))) {
       fail_missing(root, param.path);
     }
   }

@@ -2,14 +2,13 @@
 // The profile parameter table (hwprofiles/parameters.h): every key once, every number with
 // bounds that hold for the shipped profiles and a written form that reads back the same, and
 // `extends:` changing only the keys a profile gives.
-#include "hwprofiles/parameters.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 #include <string>
 
+#include "hwprofiles/parameters.h"
 #include "tests/input_error.h"
 #include "tests/temp_dir.h"
 
@@ -90,8 +89,7 @@ TEST(ProfileParameters, ExtendsChangesOnlyTheKeysItGives) {
   EXPECT_TRUE(p.collective.nvls.enabled);
   EXPECT_EQ(p.device_names, base.device_names);
   // A profile extending that one, by its path beside it.
-  const std::string two =
-      dir.write("two.yaml", "extends: my-h100.yaml\nunder_load: {math: 0.8}\n");
+  const std::string two = dir.write("two.yaml", "extends: my-h100.yaml\nunder_load: {math: 0.8}\n");
   const Profile q = load_profile(two);
   EXPECT_DOUBLE_EQ(q.under_load.math, 0.8);
   EXPECT_DOUBLE_EQ(q.scale_out.efficiency, 0.8);
@@ -107,7 +105,8 @@ TEST(ProfileParameters, ExtendsErrors) {
             std::string::npos)
       << name;
   dir.write("x.yaml", "extends: y.yaml\n");
-  const std::string cycle = error_of([&] { (void)load_profile(dir.write("y.yaml", "extends: x.yaml\n")); });
+  const std::string cycle =
+      error_of([&] { (void)load_profile(dir.write("y.yaml", "extends: x.yaml\n")); });
   EXPECT_NE(cycle.find("more than 8 deep"), std::string::npos) << cycle;
   const std::string bounds = error_of([&] {
     (void)load_profile(dir.write("b.yaml", "extends: h100-sxm\nunder_load: {math: 0.2}\n"));
