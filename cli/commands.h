@@ -100,6 +100,18 @@ struct RunsArgs {
 // Adds `runs` and its options to `app`, parsing into `a`.
 void add_runs_command(CLI::App& app, RunsArgs& a);
 
+struct CalibrateArgs {
+  std::string runs;
+  std::string profile;
+  std::string out;
+  std::vector<std::string> fit;
+  bool no_hold_out = false;
+  int jobs = 0;
+  CLI::App* command = nullptr;
+};
+
+void add_calibrate_command(CLI::App& app, CalibrateArgs& a);
+
 int run(const RunArgs& a);
 int validate(const ValidateArgs& a);
 int replay(const ReplayArgs& a);
@@ -110,6 +122,7 @@ int check(const RunArgs& a);
 int compare(const CompareArgs& a);
 int search(const SearchArgs& a, const experiments::search::MpiWorld& world);
 int runs(const RunsArgs& a);
+int calibrate(const CalibrateArgs& a);
 int list(bool parameters);  // parameters: the profile parameter table
 
 }  // namespace tessera::cli

@@ -115,6 +115,8 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
   add_search_command(app, se);
   RunsArgs rs;
   add_runs_command(app, rs);
+  CalibrateArgs ca;
+  add_calibrate_command(app, ca);
   bool list_params = false;
   app.add_subcommand("list", "list hardware profiles, topology presets and model presets")
       ->add_flag("--parameters", list_params,
@@ -208,6 +210,9 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
   }
   if (rs.command->parsed()) {
     return runs(rs);
+  }
+  if (ca.command->parsed()) {
+    return calibrate(ca);
   }
   if (synth_cmd->parsed()) {
     return synth_chakra(sy);

@@ -106,7 +106,7 @@ struct SwitchReduction {
 };
 
 // What a training run adds to the microbenchmarked device (fitted to measured runs by
-// `tessera calibrate`, docs/calibration.md §5).
+// `tessera calibrate`, docs/calibration.md Part 3).
 struct UnderLoad {
   // Fraction of the microbenchmarked math rates (tensor and vector units) a part sustains
   // through a training run, where every GPU of a node holds its power limit for hours.

@@ -36,7 +36,7 @@ struct Parameter {
   std::string_view group;
   std::string_view doc;     // what it means
   std::string_view source;  // where its values come from
-  // `tessera calibrate` may fit it to measured runs (docs/calibration.md §5).
+  // `tessera calibrate` may fit it to measured runs (docs/calibration.md Part 3).
   bool fitted = false;
   // Numbers (every kind but kCustom), in SI units: flags 0/1, integers exactly.
   double (*get)(const Profile&) = nullptr;

@@ -33,8 +33,8 @@ struct RankStats {
   // kind order (TP, DP, PP, ...).
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
   std::array<double, graph::kNumGroupKinds> comm_s{};  // total busy time per kind
-  double idle_s = 0.0;                                 // step_time - compute - exposed comm
-  double flops = 0.0;                                  // FLOPs this rank executed (hardware FLOPs)
+  double idle_s = 0.0;  // step_time - compute - exposed comm - host time per step
+  double flops = 0.0;   // FLOPs this rank executed (hardware FLOPs)
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   double peak_memory = 0.0;                                       // bytes, static + dynamic peak
   double static_memory = 0.0;      // weights, gradients, optimizer states
@@ -97,6 +97,9 @@ struct CollectiveUse {
 
 struct RunStats {
   double step_time_s = 0.0;
+  // Host time the step adds after every rank's last kernel (the profile's under_load.step):
+  // part of step_time_s, of no rank's compute or communication.
+  double host_step_s = 0.0;
   std::vector<RankStats> ranks;      // every rank, in rank order
   std::vector<Span> spans;           // filled when timeline recording is on (representative ranks)
   std::vector<MemorySample> memory;  // with spans: each change of a recorded rank's HBM in use

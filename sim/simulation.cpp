@@ -59,13 +59,13 @@ MemoryBreakdown peak_breakdown(const exec::InstanceState& s) {
 }
 
 RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimTime step,
-                     double usable_memory) {
+                     base::SimTime host, double usable_memory) {
   RankStats r;
   r.rank = rank;
   r.stage = s.graph->stage;
   r.end_s = base::to_seconds(s.end);
   r.compute_s = base::to_seconds(s.busy.compute());
-  base::SimTime idle = step - s.busy.compute();
+  base::SimTime idle = step - s.busy.compute() - host;
   for (int k = 0; k < graph::kNumGroupKinds; ++k) {
     r.comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.comm(k));
     r.exposed_comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.exposed(k));
@@ -104,7 +104,9 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   for (const exec::InstanceState& s : instances) {
     step = std::max(step, s.end);
   }
+  step += profile.under_load.step;
   out.step_time_s = base::to_seconds(step);
+  out.host_step_s = base::to_seconds(profile.under_load.step);
   out.hbm_capacity = profile.hbm_capacity - profile.reserved_memory;
   out.peak_flops = profile.peak_flops[static_cast<std::size_t>(options.dtype)];
   out.simulated_ranks = static_cast<std::int32_t>(instances.size());
@@ -114,7 +116,8 @@ RunStats collect(const graph::ExecGraph& graph, const exec::SharingPlan& plan,
   const std::vector<exec::SentBytes> sent = exec::sent_bytes_per_class(graph);
   for (std::int32_t r = 0; r < graph.num_ranks; ++r) {
     auto inst = static_cast<std::size_t>(plan.instance_of_rank[static_cast<std::size_t>(r)]);
-    out.ranks.push_back(rank_stats(instances[inst], r, step, out.hbm_capacity));
+    out.ranks.push_back(
+        rank_stats(instances[inst], r, step, profile.under_load.step, out.hbm_capacity));
     out.ranks.back().sent_bytes =
         sent[static_cast<std::size_t>(graph.class_of_rank[static_cast<std::size_t>(r)])];
     if (!graph.expert_loads.empty()) {

@@ -145,6 +145,9 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
     }
   }
   row("idle (bubble)", m.idle_s);
+  if (r.host_step_s > 0.0) {
+    row("host (step)", r.host_step_s, "   the profile's under_load.step");
+  }
   print_comm_bytes(out, m);
   print_collectives(out, r);
   print_expert_load(out, r, m);
@@ -202,7 +205,8 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
        {{"compute_s", m.compute_s},
         {"compute_by_op_s", by_class},
         {"exposed_comm_s", exposed},
-        {"idle_s", m.idle_s}}},
+        {"idle_s", m.idle_s},
+        {"host_step_s", r.host_step_s}}},
       {"notes", g.info.notes},
       {"rank0_collectives", collectives_json(r)},
       {"simulated_ranks", r.simulated_ranks},

@@ -43,3 +43,33 @@ execute_process(COMMAND ${TESSERA} runs ${WORK}/no-such-runs.yaml
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "tessera runs on a missing file should exit 2, exited ${rc}: ${err}")
 endif()
+
+# `tessera calibrate` on the good CSV: a profile that extends h100-sxm and its report, usable
+# by `tessera run` at once; refused inputs exit 2 and write nothing.
+execute_process(COMMAND ${TESSERA} calibrate ${WORK}/runs.csv --profile h100-sxm
+                        --out ${WORK}/cal/mine.yaml --fit under_load.math --no-hold-out
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tessera calibrate exited ${rc}: ${err}")
+endif()
+foreach(f mine.yaml mine.fit.md)
+  if(NOT EXISTS ${WORK}/cal/${f})
+    message(FATAL_ERROR "tessera calibrate wrote no ${f}")
+  endif()
+endforeach()
+execute_process(COMMAND ${TESSERA} run ${SCENARIO} --set cluster.hardware=${WORK}/cal/mine.yaml
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tessera run on the calibrated profile exited ${rc}: ${err}")
+endif()
+foreach(args "${WORK}/bad.yaml;--profile;h100-sxm" "${WORK}/runs.csv;--profile;h100-sxn"
+             "${WORK}/runs.csv;--profile;b200")
+  execute_process(COMMAND ${TESSERA} calibrate ${args} --out ${WORK}/refused/p.yaml
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "tessera calibrate ${args} should exit 2, exited ${rc}: ${err}")
+  endif()
+  if(EXISTS ${WORK}/refused)
+    message(FATAL_ERROR "tessera calibrate ${args} wrote ${WORK}/refused")
+  endif()
+endforeach()

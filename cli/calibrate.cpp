@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera calibrate RUNS --profile NAME --out PROFILE.yaml`: fits the profile's physical
+// parameters to the measured runs on it and writes a profile that extends it, with the fit
+// report beside it (experiments/calibrate/, docs/calibration.md).
+#include "experiments/calibrate/calibrate.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/output_paths.h"
+#include "experiments/compare_files.h"
+
+namespace tessera::cli {
+
+void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
+  a.command = app.add_subcommand("calibrate",
+                                 "fit a hardware profile's physical parameters to measured runs");
+  a.command->add_option("runs", a.runs, "runs file (YAML corpus schema, or CSV)")->required();
+  a.command->add_option("--profile", a.profile, "the profile to calibrate (name or path)")
+      ->required();
+  a.command->add_option("--out", a.out, "the calibrated profile to write (PROFILE.yaml)")
+      ->required();
+  a.command
+      ->add_option("--fit", a.fit,
+                   "parameters to fit (default: every one the table marks; tessera list "
+                   "--parameters)")
+      ->delimiter(',');
+  a.command->add_flag("--no-hold-out", a.no_hold_out,
+                      "skip leaving each source out in turn (faster; no held-out error)");
+  a.command->add_option("--jobs", a.jobs, "simulations at once (default: every core)")
+      ->check(CLI::Range(1, 1024));
+}
+
+int calibrate(const CalibrateArgs& a) {
+  namespace fs = std::filesystem;
+  check_input_file("runs file", a.runs);
+  check_profile_arg("--profile", a.profile);
+  if (!a.out.ends_with(".yaml")) {
+    throw base::InputError(
+        fmt::format("--out '{}': expected a profile file name ending in .yaml", a.out));
+  }
+  const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
+  const hw::Profile base = hw::load_profile(a.profile);
+  experiments::calibrate::Options opt;
+  opt.fit = a.fit;
+  opt.hold_out = !a.no_hold_out;
+  opt.jobs = a.jobs;
+  const experiments::calibrate::Calibration c = experiments::calibrate::calibrate(file, base, opt);
+  prepare_output_prefix("--out", a.out);  // only now: a refused input writes nothing
+  const std::string name = fs::path(a.out).stem().string();
+  const std::string report_path = (fs::path(a.out).parent_path() / (name + ".fit.md")).string();
+  experiments::open_for_writing(a.out) << experiments::calibrate::profile_yaml(c, name, a.runs);
+  const std::string text = experiments::calibrate::report(c);
+  experiments::open_for_writing(report_path) << text;
+  std::cout << text;
+  fmt::print("wrote {} and {}\n", a.out, report_path);
+  return 0;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera calibrate`: the named, global, physical parameters of one hardware profile fitted
+// to the measured runs on it (docs/calibration.md Part 3). Every run is simulated at the profile
+// with the parameters changed, its error in log step time is a residual, and a bounded
+// Levenberg-Marquardt fit (fit.h) finds the values; each source of runs is then left out in
+// turn, refitted from the others and predicted, which gives the held-out error. Deterministic:
+// results come in run order whatever the number of threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/runs/runs_file.h"
+#include "hwprofiles/parameters.h"
+
+namespace tessera::experiments::calibrate {
+
+struct Options {
+  std::vector<std::string> fit;  // parameter paths; empty: every `fitted` one of the table
+  bool hold_out = true;          // leave each source out in turn
+  int jobs = 0;                  // threads (0: every core)
+};
+
+struct ParameterValue {
+  const hw::Parameter* parameter = nullptr;
+  double start = 0.0;  // the base profile's value (SI units)
+  double value = 0.0;  // fitted; the start when the runs do not inform it
+  double sigma = 0.0;  // one standard deviation
+  bool informed = false;
+};
+
+struct RunResidual {
+  const runs::Run* run = nullptr;
+  double measured_s = 0.0;
+  double start_s = 0.0;     // predicted on the base profile
+  double fitted_s = 0.0;    // predicted on the calibrated one
+  double held_out_s = 0.0;  // predicted by the fit without the run's source (0: none)
+};
+
+// One source left out: the values fitted without it, and its runs' errors.
+struct Fold {
+  std::string source;
+  int runs = 0;
+  std::vector<double> values;  // per parameter, as `parameters`
+  double median_abs = 0.0;     // of its runs' held-out errors
+};
+
+struct Calibration {
+  std::string base;  // the profile calibrated
+  hw::Profile fitted;
+  std::vector<ParameterValue> parameters;
+  std::vector<RunResidual> runs;
+  std::vector<Fold> folds;
+  std::vector<std::string> left_out;  // runs of the file not used, each with why
+  int iterations = 0;
+  int simulations = 0;
+};
+
+// Fits `base`'s parameters to the runs of `file` on it (run.hardware == base.name). Throws
+// base::InputError when no run can be used or a --fit name is not a fittable parameter.
+Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const Options& opt);
+
+// The calibrated profile as a file named `name` that extends the base and gives the fitted
+// values, with the fit's figures in its comments.
+std::string profile_yaml(const Calibration& c, const std::string& name, const std::string& runs);
+// The fit report: every value with its uncertainty, every run's residual, the held-out errors.
+std::string report(const Calibration& c);
+
+// Errors of a list of residual rows (predicted / measured - 1): median absolute, signed mean.
+double median_abs_error(const std::vector<double>& errors);
+
+}  // namespace tessera::experiments::calibrate

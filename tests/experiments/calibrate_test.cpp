@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tessera calibrate` on a synthetic corpus: runs "measured" by Tessera itself on a profile
+// with known changes, calibrated from the unchanged profile, give the changes back; and what
+// it refuses, at the input's place.
+#include "experiments/calibrate/calibrate.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "experiments/calibrate/fit.h"
+#include "experiments/pipeline.h"
+#include "tests/input_error.h"
+#include "tests/temp_dir.h"
+
+namespace tessera::experiments::calibrate {
+namespace {
+
+using testing::error_of;
+using testing::TempDir;
+
+const std::string kTiny = std::string(TESSERA_SOURCE_DIR) + "/scenarios/tiny.yaml";
+
+// Runs of the tiny scenario that lean on different parameters: launch-bound as it is, math-
+// bound at 4096 wide, more microbatches, and data-parallel only.
+const std::vector<std::string> kSets = {
+    "",
+    "model.hidden=4096;model.heads=32;model.ffn=16384;training.seq_len=4096",
+    "model.hidden=2048;model.heads=16;model.ffn=8192;training.global_batch=32",
+    "parallelism.tp=1;parallelism.dp=4;model.hidden=3072;model.heads=24;model.ffn=12288",
+    "training.global_batch=64",
+};
+
+// A CSV of those runs with the step times `truth` gives.
+std::string measured_on(const TempDir& dir, const hw::Profile& truth) {
+  std::string csv = "id,scenario,set,step_time_s\n";
+  for (std::size_t i = 0; i < kSets.size(); ++i) {
+    csv += "r" + std::to_string(i) + "," + kTiny + ",\"" + kSets[i] + "\",1\n";
+  }
+  runs::RunsFile f = runs::read_runs(dir.write("shape.csv", csv));
+  csv = "id,scenario,set,step_time_s\n";
+  for (std::size_t i = 0; i < kSets.size(); ++i) {
+    synth::Scenario s = *f.runs[i].scenario;
+    s.cluster.profile = truth;
+    const double t = simulate_scenario(s, RunOptions{}).stats.step_time_s;
+    csv += "r" + std::to_string(i) + "," + kTiny + ",\"" + kSets[i] + "\"," +
+           fmt::format("{:.17g}", t) + ",own\n";
+  }
+  return dir.write("runs.csv", csv);
+}
+
+TEST(Calibrate, RecoversAKnownPerturbation) {
+  TempDir dir;
+  const hw::Profile base = hw::load_profile("h100-sxm");
+  hw::Profile truth = base;
+  truth.under_load.math = 0.8;
+  truth.launch.host = base::from_us(12.0);
+  truth.under_load.step = base::from_seconds(0.002);
+  const runs::RunsFile file = runs::read_runs(measured_on(dir, truth));
+  Options opt;
+  opt.fit = {"under_load.math", "launch.host", "under_load.step"};
+  opt.hold_out = false;
+  const Calibration c = calibrate(file, base, opt);
+  ASSERT_EQ(c.parameters.size(), 3u);
+  EXPECT_NEAR(c.parameters[0].value, 0.8, 0.02 * 0.8) << report(c);
+  EXPECT_NEAR(c.parameters[1].value, 12e-6, 0.02 * 12e-6) << report(c);
+  EXPECT_NEAR(c.parameters[2].value, 0.002, 0.02 * 0.002) << report(c);
+  for (const RunResidual& r : c.runs) {
+    EXPECT_NEAR(r.fitted_s / r.measured_s, 1.0, 0.01) << r.run->id;
+  }
+  // The written profile extends the base and reads back to the fitted values.
+  const std::string path =
+      dir.write("fitted.yaml", profile_yaml(c, "fitted", dir.path() + "/runs.csv"));
+  const hw::Profile back = hw::load_profile(path);
+  EXPECT_NEAR(back.under_load.math, c.parameters[0].value, 1e-8);
+  EXPECT_DOUBLE_EQ(back.scale_up.bandwidth, base.scale_up.bandwidth);
+}
+
+TEST(Calibrate, SameResultForAnyThreadCount) {
+  TempDir dir;
+  hw::Profile truth = hw::load_profile("h100-sxm");
+  truth.under_load.math = 0.9;
+  const runs::RunsFile file = runs::read_runs(measured_on(dir, truth));
+  Options one;
+  one.fit = {"under_load.math"};
+  one.hold_out = false;
+  one.jobs = 1;
+  Options two = one;
+  two.jobs = 2;
+  const hw::Profile base = hw::load_profile("h100-sxm");
+  EXPECT_EQ(profile_yaml(calibrate(file, base, one), "x", "r"),
+            profile_yaml(calibrate(file, base, two), "x", "r"));
+}
+
+TEST(Calibrate, RefusesWhatItCannotFit) {
+  TempDir dir;
+  const runs::RunsFile file = runs::read_runs(measured_on(dir, hw::load_profile("h100-sxm")));
+  Options opt;
+  opt.fit = {"gemm.tiles"};
+  EXPECT_NE(error_of([&] {
+              (void)calibrate(file, hw::load_profile("h100-sxm"), opt);
+            }).find("--fit 'gemm.tiles': not a numeric profile parameter"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              (void)calibrate(file, hw::load_profile("b200"), Options{});
+            }).find("no run of"),
+            std::string::npos);
+}
+
+TEST(Fit, SolvesSmallSystems) {
+  std::vector<double> b = {1.0, 2.0};
+  std::vector<double> inverse;
+  ASSERT_TRUE(solve_spd({4.0, 1.0, 1.0, 3.0}, b, 2, &inverse));
+  EXPECT_NEAR(b[0], 1.0 / 11.0, 1e-12);
+  EXPECT_NEAR(b[1], 7.0 / 11.0, 1e-12);
+  EXPECT_NEAR(inverse[0], 3.0 / 11.0, 1e-12);
+  std::vector<double> c = {1.0, 1.0};
+  EXPECT_FALSE(solve_spd({1.0, 2.0, 2.0, 1.0}, c, 2));
+}
+
+}  // namespace
+}  // namespace tessera::experiments::calibrate
