@@ -142,9 +142,11 @@ Vec uncertainty(const Model& m, const std::vector<std::size_t>& idx, const Vec& 
 
 }  // namespace
 
-bool solve_spd(std::vector<double> a, std::vector<double>& b, std::size_t n,
-               std::vector<double>* inverse) {
-  for (std::size_t j = 0; j < n; ++j) {  // a = L L' in the lower triangle
+namespace {
+
+// a = L L' in place (L in the lower triangle); false when a is not positive definite.
+bool cholesky(Vec& a, std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j) {
     double d = a[j * n + j];
     for (std::size_t k = 0; k < j; ++k) {
       d -= a[j * n + k] * a[j * n + k];
@@ -161,27 +163,39 @@ bool solve_spd(std::vector<double> a, std::vector<double>& b, std::size_t n,
       a[i * n + j] = s / a[j * n + j];
     }
   }
-  auto solve = [&](Vec& x) {
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t k = 0; k < i; ++k) {
-        x[i] -= a[i * n + k] * x[k];
-      }
-      x[i] /= a[i * n + i];
+  return true;
+}
+
+// x <- (L L')^-1 x.
+void cholesky_solve(const Vec& l, Vec& x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      x[i] -= l[i * n + k] * x[k];
     }
-    for (std::size_t i = n; i-- > 0;) {
-      for (std::size_t k = i + 1; k < n; ++k) {
-        x[i] -= a[k * n + i] * x[k];
-      }
-      x[i] /= a[i * n + i];
+    x[i] /= l[i * n + i];
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t k = i + 1; k < n; ++k) {
+      x[i] -= l[k * n + i] * x[k];
     }
-  };
-  solve(b);
+    x[i] /= l[i * n + i];
+  }
+}
+
+}  // namespace
+
+bool solve_spd(std::vector<double> a, std::vector<double>& b, std::size_t n,
+               std::vector<double>* inverse) {
+  if (!cholesky(a, n)) {
+    return false;
+  }
+  cholesky_solve(a, b, n);
   if (inverse != nullptr) {
     inverse->assign(n * n, 0.0);
     for (std::size_t c = 0; c < n; ++c) {
       Vec e(n, 0.0);
       e[c] = 1.0;
-      solve(e);
+      cholesky_solve(a, e, n);
       for (std::size_t r = 0; r < n; ++r) {
         (*inverse)[r * n + c] = e[r];
       }

@@ -103,44 +103,62 @@ std::string profile_yaml(const Calibration& c, const std::string& name, const st
   return out + values_yaml(c);
 }
 
-std::string report(const Calibration& c) {
-  const Errors e = errors_of(c);
-  std::string out = fmt::format("calibration of {} on {} runs ({} simulations, {} iterations)\n\n",
-                                c.base, c.runs.size(), c.simulations, c.iterations);
-  out += "| parameter | start | fitted | +- (1 sd) |\n|---|---|---|---|\n";
+namespace {
+
+std::string parameters_table(const Calibration& c) {
+  std::string out = "| parameter | start | fitted | +- (1 sd) |\n|---|---|---|---|\n";
   for (const ParameterValue& v : c.parameters) {
     out += fmt::format("| {} | {} | {} | {} |\n", v.parameter->path,
                        hw::format_parameter(*v.parameter, v.start),
                        v.informed ? hw::format_parameter(*v.parameter, v.value) : "not informed",
                        v.informed ? hw::format_parameter(*v.parameter, v.sigma) : "");
   }
-  out +=
-      "\n| run | source | measured | start | error | calibrated | error | held out | error |\n"
+  return out;
+}
+
+std::string runs_table(const Calibration& c) {
+  std::string out =
+      "| run | source | measured | start | error | calibrated | error | held out | error |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
   for (const RunResidual& r : c.runs) {
-    out +=
-        fmt::format("| {} | {} | {:.4g} s | {:.4g} s | {} | {:.4g} s | {} | {} | {} |\n", r.run->id,
-                    r.run->source, r.measured_s, r.start_s, percent(r.start_s / r.measured_s - 1.0),
-                    r.fitted_s, percent(r.fitted_s / r.measured_s - 1.0),
-                    r.held_out_s > 0.0 ? fmt::format("{:.4g} s", r.held_out_s) : "",
-                    r.held_out_s > 0.0 ? percent(r.held_out_s / r.measured_s - 1.0) : "");
+    const bool held = r.held_out_s > 0.0;
+    out += fmt::format(
+        "| {} | {} | {:.4g} s | {:.4g} s | {} | {:.4g} s | {} | {} | {} |\n", r.run->id,
+        r.run->source, r.measured_s, r.start_s, percent(r.start_s / r.measured_s - 1.0), r.fitted_s,
+        percent(r.fitted_s / r.measured_s - 1.0), held ? fmt::format("{:.4g} s", r.held_out_s) : "",
+        held ? percent(r.held_out_s / r.measured_s - 1.0) : "");
   }
-  if (!c.folds.empty()) {
-    out +=
-        "\n| source left out | runs | held-out median abs. error | values fitted without it |\n"
-        "|---|---|---|---|\n";
-    for (const Fold& f : c.folds) {
-      std::string values;
-      for (std::size_t j = 0; j < f.values.size(); ++j) {
-        if (c.parameters[j].informed) {
-          values +=
-              fmt::format("{}{} {}", values.empty() ? "" : ", ", c.parameters[j].parameter->path,
-                          hw::format_parameter(*c.parameters[j].parameter, f.values[j]));
-        }
+  return out;
+}
+
+std::string folds_table(const Calibration& c) {
+  std::string out =
+      "| source left out | runs | held-out median abs. error | values fitted without it |\n"
+      "|---|---|---|---|\n";
+  for (const Fold& f : c.folds) {
+    std::string values;
+    for (std::size_t j = 0; j < f.values.size(); ++j) {
+      const hw::Parameter& p = *c.parameters[j].parameter;
+      if (c.parameters[j].informed) {
+        values += fmt::format("{}{} {}", values.empty() ? "" : ", ", p.path,
+                              hw::format_parameter(p, f.values[j]));
       }
-      out += fmt::format("| {} | {} | {:.1f}% | {} |\n", f.source, f.runs, 100.0 * f.median_abs,
-                         values);
     }
+    out +=
+        fmt::format("| {} | {} | {:.1f}% | {} |\n", f.source, f.runs, 100.0 * f.median_abs, values);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string report(const Calibration& c) {
+  const Errors e = errors_of(c);
+  std::string out = fmt::format("calibration of {} on {} runs ({} simulations, {} iterations)\n\n",
+                                c.base, c.runs.size(), c.simulations, c.iterations);
+  out += parameters_table(c) + "\n" + runs_table(c);
+  if (!c.folds.empty()) {
+    out += "\n" + folds_table(c);
   }
   out += fmt::format("\nmedian abs. error: {:.1f}% on {}, {:.1f}% calibrated",
                      100.0 * median_abs_error(e.start), c.base, 100.0 * median_abs_error(e.fitted));
