@@ -82,9 +82,16 @@ void broyden(Model& m, const Vec& du, const Vec& r_new, const std::vector<std::s
 
 // The normal equations of the reweighted problem over `rows`, (J'WJ + P + lambda diag) d =
 // -(J'Wr + P (u - u0)), for the parameters `idx`; `r` are the residuals at `u`.
-Vec step_of(const std::vector<Vec>& jac, const Vec& r, const std::vector<std::size_t>& rows,
-            const std::vector<std::size_t>& idx, const Vec& u, const Vec& u0, const FitOptions& opt,
-            double lambda, Vec* normal = nullptr) {
+struct Linear {
+  const std::vector<Vec>& jac;
+  const Vec& r;
+  const std::vector<std::size_t>& rows;
+  const std::vector<std::size_t>& idx;
+};
+
+Vec step_of(const Linear& lin, const Vec& u, const Vec& u0, const FitOptions& opt, double lambda,
+            Vec* normal = nullptr) {
+  const auto& [jac, r, rows, idx] = lin;
   const std::size_t n = idx.size();
   const double prior = 1.0 / (opt.prior_sigma * opt.prior_sigma);
   Vec a(n * n, 0.0);
@@ -124,7 +131,8 @@ Vec uncertainty(const Model& m, const std::vector<std::size_t>& idx, const Vec& 
     return out;
   }
   Vec a;
-  (void)step_of(m.jac, m.r, every_row(m.r.size()), idx, u, u, opt, 0.0, &a);
+  const std::vector<std::size_t> rows = every_row(m.r.size());
+  (void)step_of(Linear{m.jac, m.r, rows, idx}, u, u, opt, 0.0, &a);
   double ss = 0.0;
   for (double x : m.r) {
     ss += loss(x, opt.robust);
@@ -222,7 +230,7 @@ FitResult fit(const Residuals& f, const Vec& u0, const FitOptions& opt) {
   double current = cost(m.r, out.u, u0, idx, opt);
   int rejected = 0;
   while (!idx.empty() && out.iterations < opt.max_iterations && rejected < 5) {
-    const Vec d = step_of(m.jac, m.r, rows, idx, out.u, u0, opt, lambda);
+    const Vec d = step_of(Linear{m.jac, m.r, rows, idx}, out.u, u0, opt, lambda);
     Vec trial = out.u;
     double moved = 0.0;
     for (std::size_t x = 0; x < idx.size(); ++x) {
@@ -271,7 +279,7 @@ Vec refit_rows(const FitResult& full, const std::vector<std::size_t>& rows, cons
   Vec u = full.u;
   Vec r = full.residuals;
   for (int it = 0; it < 20 && !idx.empty(); ++it) {
-    const Vec d = step_of(full.jacobian, r, rows, idx, u, full.start, opt, 0.0);
+    const Vec d = step_of(Linear{full.jacobian, r, rows, idx}, u, full.start, opt, 0.0);
     double moved = 0.0;
     for (std::size_t x = 0; x < idx.size(); ++x) {
       const double next = std::clamp(u[idx[x]] + d[x], 0.0, 1.0);
