@@ -176,6 +176,9 @@ struct StepInfo {
   // Kernels are replayed from captured CUDA graphs (training.cuda_graphs) rather than
   // launched eagerly by the framework, op by op.
   bool cuda_graphs = false;
+  // Fused attention runs FlashAttention-2's kernels (training.attention: flash2), timed by the
+  // profile's attention.fa2 tables, rather than the platform's best.
+  bool attention_fa2 = false;
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,9 @@ struct Profile {
   double reserved_memory = 0.0;  // bytes the runtime/allocator keeps (context, fragmentation)
   GemmModel gemm;
   AttentionModel attention;
+  // FlashAttention-2's kernels (training.attention: flash2) where they differ from the
+  // platform's best (absent: the same tables, as on Ampere where FA2 is the best).
+  std::optional<AttentionModel> attention_fa2;
   // A single fused-attention fraction of dense peak: forward + backward at head dim 128,
   // time-weighted (backward = 2.5x the FLOPs). Derived from `attention` when loaded; used
   // where one number is needed (retiming measured traces, `--without attention-tables`).

@@ -42,7 +42,9 @@ std::span<const Parameter> profile_parameters() {
 }
 
 std::span<const ParameterGroup> parameter_groups() {
-  static const std::array<ParameterGroup, 3> kGroups = {{
+  static const std::array<ParameterGroup, 4> kGroups = {{
+      {"attention.fa2", [](Profile& p) { p.attention_fa2.emplace(p.attention); },
+       [](const Profile& p) { return p.attention_fa2.has_value(); }},
       {"collective.ll", [](Profile& p) { p.collective.ll.enabled = true; },
        [](const Profile& p) { return p.collective.ll.enabled; }},
       {"collective.ll128", [](Profile& p) { p.collective.ll128.enabled = true; },

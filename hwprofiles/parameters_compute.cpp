@@ -200,9 +200,39 @@ std::vector<Parameter> kernel_keys() {
   };
 }
 
+// FlashAttention-2's kernels, where they differ from the platform's best (training.attention:
+// flash2); the same shape as `attention`.
+std::vector<Parameter> fa2_keys() {
+  constexpr const char* kFa2 = "fitted to fa2-* and the SDPA flash backend rows of attention.yaml";
+  const std::vector<Parameter> keys = {
+      custom(
+          "attention.fa2.forward", true, "FlashAttention-2's forward fraction of peak, by head dim",
+          kFa2, [](const YamlNode& n, Profile& p) { p.attention_fa2->forward = read_points(n); },
+          [](const Profile& p) { return write_points(p.attention_fa2.value().forward); }),
+      custom(
+          "attention.fa2.backward", true, "the same for its backward pass", kFa2,
+          [](const YamlNode& n, Profile& p) { p.attention_fa2->backward = read_points(n); },
+          [](const Profile& p) { return write_points(p.attention_fa2.value().backward); }),
+      integer("attention.fa2.seq_half.forward", 0, 1 << 24, true,
+              "tokens at which its forward reaches half its plateau", kFa2,
+              field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_forward; }>()),
+      integer("attention.fa2.seq_half.backward", 0, 1 << 24, true, "the same for its backward",
+              kFa2,
+              field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_backward; }>()),
+      number("attention.fa2.causal_seq_factor", 1, 16, true,
+             "its causal kernel ramps as if the sequence were this many times shorter", kFa2,
+             field<[](auto& p) -> auto& { return p.attention_fa2.value().causal_seq_factor; }>()),
+  };
+  std::vector<Parameter> out;
+  for (const Parameter& k : keys) {
+    out.push_back(in_group(k, "attention.fa2"));
+  }
+  return out;
+}
+
 std::vector<Parameter> build() {
   std::vector<Parameter> out = device_keys();
-  for (auto part : {gemm_keys(), kernel_keys()}) {
+  for (auto part : {gemm_keys(), kernel_keys(), fa2_keys()}) {
     out.insert(out.end(), part.begin(), part.end());
   }
   return out;

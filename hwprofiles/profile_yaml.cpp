@@ -193,7 +193,7 @@ Profile read_profile(const YamlNode& root, const std::string& name, int depth) {
     if (node_at(root, g.path) && !(extends && g.enabled(p))) {
       given_groups.insert(g.path);  // its keys are required
     }
-    if (node_at(root, g.path)) {
+    if (node_at(root, g.path) && !g.enabled(p)) {
       g.enable(p);
     }
   }

@@ -150,7 +150,8 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
   const std::unique_ptr<models::NetworkModel> network =
       models::make_network_model(options.network_model, scheduler, table);
   const std::unique_ptr<models::ComputeModel> compute = models::make_compute_model(
-      options.compute_model, profile, options.effects, graph.info.cuda_graphs);
+      options.compute_model, profile, options.effects,
+      models::KernelChoice{graph.info.cuda_graphs, graph.info.attention_fa2});
   exec::ExecSetup setup{.graph = &graph,
                         .plan = &plan,
                         .index = &index,

@@ -67,8 +67,11 @@ void translate_schedule(const YamlNode& p, const YamlNode& training, std::int64_
     return;
   }
   // TorchTitan's `layers_per_stage N`: stages of N slots, the embedding and the loss one each.
-  if (const std::string text = named ? text_of(*named) : "";
-      vp == 1 && contains(text, "interleaved") &&
+  std::string text = named ? text_of(*named) : "";
+  if (auto more = training.find("pp_schedule")) {
+    text += " " + text_of(*more);
+  }
+  if (vp == 1 && contains(text, "interleaved") &&
       text.find("layers_per_stage ") != std::string::npos) {
     const std::int64_t per =
         std::max<std::int64_t>(1, std::atoll(text.c_str() + text.find("layers_per_stage ") + 17));

@@ -122,10 +122,19 @@ void translate_kernels(const YamlNode& tr, Translation& t) {
   if (auto c = tr.find("compile"); c && lenient_bool(*c).value_or(false)) {
     t.note("torch.compile not modelled (its fused elementwise kernels)");
   }
+  // Fused attention: Transformer Engine runs cuDNN's kernels (the platform's best); PyTorch's
+  // SDPA dispatched FlashAttention-2 on Hopper until 2.9 and Composer ran flash-attn 2 / Triton.
+  const bool eager = t.framework == Framework::kTorchTitan || t.framework == Framework::kComposer;
   if (auto a = tr.find("attention")) {
     const std::string text = text_of(*a);
     const bool fused = contains(text, "flash") || contains(text, "sdpa") || contains(text, "cudnn");
-    t.set("training.attention", fused ? "flash" : "unfused", *a);
+    t.set("training.attention",
+          !fused                              ? "unfused"
+          : eager && !contains(text, "cudnn") ? "flash2"
+                                              : "flash",
+          *a);
+  } else if (eager) {
+    t.set("training.attention", "flash2", tr);
   }
   if (auto o = tr.find("optimizer"); o && contains(text_of(*o), "distributed")) {
     t.set("training.distributed_optimizer", "true", *o);

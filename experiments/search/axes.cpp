@@ -124,7 +124,7 @@ std::vector<std::string> schedule_defaults(const Scenario& s, std::int64_t /*dev
 // Selective recompute reruns the attention core, whose large intermediates flash attention
 // never keeps: under flash it is the same run as none.
 std::vector<std::string> recompute_defaults(const Scenario& s, std::int64_t /*devices*/) {
-  if (s.training.attention == synth::AttentionKernel::kFlash) {
+  if (synth::fused(s.training.attention)) {
     return {"none", "full"};
   }
   return {"none", "selective", "full"};

@@ -225,6 +225,9 @@ void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMeta
   add_meta(meta, tattr::kTokens).set_double_val(c.graph.info.tokens);
   add_meta(meta, tattr::kCausalAttentionFlops).set_double_val(c.graph.info.causal_attention_flops);
   add_meta(meta, tattr::kFlopsConvention).set_string_val(c.graph.info.flops_convention);
+  if (c.graph.info.attention_fa2) {
+    add_meta(meta, tattr::kAttentionFa2).set_int64_val(1);
+  }
   if (c.graph.info.cuda_graphs) {
     add_meta(meta, tattr::kCudaGraphs).set_int64_val(1);
   }

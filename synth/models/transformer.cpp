@@ -85,7 +85,7 @@ namespace {
 // Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
 // scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
 TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v) {
-  if (s.training.attention == AttentionKernel::kFlash) {
+  if (fused(s.training.attention)) {
     return core_attention(g, s, "attn.core", q, k, v);
   }
   auto first = static_cast<stg::OpId>(g.ops().size());

@@ -186,7 +186,7 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
   t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
   constexpr std::array<std::string_view, 3> kRecompute = {"none", "selective", "full"};
-  constexpr std::array<std::string_view, 2> kAttention = {"flash", "unfused"};
+  constexpr std::array<std::string_view, 3> kAttention = {"flash", "flash2", "unfused"};
   read_precision(n, t);
   if (auto v = n.find("recompute")) {
     std::string r = v->as_choice(kRecompute);
@@ -197,8 +197,10 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   read_bool(n, "distributed_optimizer", t.distributed_optimizer);
   read_bool(n, "reshard_after_forward", t.reshard_after_forward);
   if (auto v = n.find("attention")) {
-    t.attention =
-        v->as_choice(kAttention) == "flash" ? AttentionKernel::kFlash : AttentionKernel::kUnfused;
+    const std::string kernel = v->as_choice(kAttention);
+    t.attention = kernel == "flash"    ? AttentionKernel::kFlash
+                  : kernel == "flash2" ? AttentionKernel::kFlash2
+                                       : AttentionKernel::kUnfused;
   }
   read_bool(n, "overlap_grad_reduce", t.overlap_grad_reduce);
   read_bool(n, "overlap_param_gather", t.overlap_param_gather);

@@ -19,7 +19,13 @@ namespace tessera::synth {
 enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 enum class Recompute : unsigned char { kNone, kSelective, kFull };
-enum class AttentionKernel : unsigned char { kFlash, kUnfused };
+// Attention: a fused kernel, the platform's best (cuDNN's, FlashAttention-3 on Hopper: what
+// Transformer Engine runs), or FlashAttention-2's (PyTorch SDPA's flash backend before cuDNN
+// became its default, flash-attn 2.x); or Megatron's unfused path (batched GEMMs and a softmax).
+enum class AttentionKernel : unsigned char { kFlash, kFlash2, kUnfused };
+[[nodiscard]] constexpr bool fused(AttentionKernel k) {
+  return k != AttentionKernel::kUnfused;
+}
 // How the linear layers are built (Megatron-Core's --transformer-impl): Transformer Engine
 // adds biases and reduces their gradients in cuBLASLt GEMM epilogues; Megatron's own
 // ("local") layers add the QKV bias in a separate kernel and reduce every bias gradient in one.

@@ -59,7 +59,7 @@ void check_context_parallel(const Scenario& s, Violations& out) {
   if (p.cp_comm_type() == CpComm::kA2A) {
     check_ulysses_heads(s, out);
   }
-  if (s.training.attention != AttentionKernel::kFlash) {
+  if (!fused(s.training.attention)) {
     out.push_back({"training.attention",
                    fmt::format("context parallelism (cp_comm: {}) runs fused attention "
                                "(Transformer Engine's); attention: unfused does not",

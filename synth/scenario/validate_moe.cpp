@@ -166,7 +166,7 @@ void check_mla(const Scenario& s, Violations& out) {
     out.push_back({"model.bias", "model.mla is modelled without biases (DeepSeek's carry none)",
                    "set model.bias: false"});
   }
-  if (s.training.attention != AttentionKernel::kFlash) {
+  if (!fused(s.training.attention)) {
     out.push_back({"training.attention",
                    "model.mla runs its core attention as a fused (flash) kernel",
                    "set training.attention: flash"});

@@ -27,10 +27,16 @@ class ComputeModel {
   [[nodiscard]] virtual base::SimTime duration(const graph::Node& node) const = 0;
 };
 
-// `cuda_graphs`: the step's kernels are replayed from CUDA graphs (graph::StepInfo).
+// The step's kernel choices (graph::StepInfo): kernels replayed from CUDA graphs, fused
+// attention as FlashAttention-2.
+struct KernelChoice {
+  bool cuda_graphs = false;
+  bool attention_fa2 = false;
+};
+
 using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile,
                                                               const Effects& effects,
-                                                              bool cuda_graphs);
+                                                              const KernelChoice& kernels);
 
 using ComputeModelRegistry = base::Registry<ComputeModelFactory>;
 
@@ -43,6 +49,6 @@ void register_roofline_compute_model(ComputeModelRegistry& registry);
 // unknown.
 std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
                                                  const Effects& effects = {},
-                                                 bool cuda_graphs = false);
+                                                 const KernelChoice& kernels = {});
 
 }  // namespace tessera::models

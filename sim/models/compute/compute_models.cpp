@@ -18,8 +18,9 @@ const ComputeModelRegistry& builtin_compute_models() {
 }
 
 std::unique_ptr<ComputeModel> make_compute_model(std::string_view name, const hw::Profile& profile,
-                                                 const Effects& effects, bool cuda_graphs) {
-  return builtin_compute_models().get("compute model", name)(profile, effects, cuda_graphs);
+                                                 const Effects& effects,
+                                                 const KernelChoice& kernels) {
+  return builtin_compute_models().get("compute model", name)(profile, effects, kernels);
 }
 
 }  // namespace tessera::models

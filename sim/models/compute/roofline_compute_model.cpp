@@ -41,7 +41,7 @@ std::size_t RooflineComputeModel::ShapeHash::operator()(const ShapeKey& s) const
 }
 
 RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Effects& effects,
-                                           bool cuda_graphs)
+                                           const KernelChoice& kernels)
     : profile_(profile),
       gemm_options_{.quantization = effects.on("gemm-quantization"),
                     .kernel_choice = effects.on("gemm-kernel-choice"),
@@ -49,10 +49,12 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
       sustained_(effects.on("gemm-sustained")),
       attention_tables_(effects.on("attention-tables")),
       memory_ramp_(effects.on("memory-bound-ramp")),
+      attention_(kernels.attention_fa2 && profile.attention_fa2 ? &*profile.attention_fa2
+                                                                : &profile.attention),
       floor_(!effects.on("kernel-launch") ? 0
-             : cuda_graphs                ? profile.launch.graph
+             : kernels.cuda_graphs        ? profile.launch.graph
                                           : profile.launch.stream),
-      host_(cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
+      host_(kernels.cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
 
 // Math rates are the microbenchmarked ones times under_load.math, what the part sustains
 // through a training run (clocks at the power limit); HBM rates are not clock-bound.
@@ -94,8 +96,7 @@ double RooflineComputeModel::attention_seconds(const graph::Node& node) const {
   if (attention_tables_ && has_shape(node.gemm)) {
     hw::AttentionPass pass = node.phase == graph::Phase::kBackward ? hw::AttentionPass::kBackward
                                                                    : hw::AttentionPass::kForward;
-    fraction =
-        hw::attention_fraction(profile_.attention, pass, {node.gemm.n, node.gemm.k, node.causal});
+    fraction = hw::attention_fraction(*attention_, pass, {node.gemm.n, node.gemm.k, node.causal});
   }
   double math = time_at(node.flops, matrix_peak(node.dtype) * fraction);
   return std::max(math, memory_seconds(node.bytes));
@@ -127,8 +128,8 @@ base::SimTime RooflineComputeModel::duration(const graph::Node& node) const {
 void register_roofline_compute_model(ComputeModelRegistry& registry) {
   registry.add("roofline",
                [](const hw::Profile& profile, const Effects& effects,
-                  bool cuda_graphs) -> std::unique_ptr<ComputeModel> {
-                 return std::make_unique<RooflineComputeModel>(profile, effects, cuda_graphs);
+                  const KernelChoice& kernels) -> std::unique_ptr<ComputeModel> {
+                 return std::make_unique<RooflineComputeModel>(profile, effects, kernels);
                });
 }
 

@@ -19,7 +19,8 @@ namespace tessera::models {
 // exactly that. Device time by op class:
 //   kGemm       hw::gemm_seconds (kernel choice, quantization, latency, sustained ceiling,
 //               HBM bound)
-//   kAttention  flops / (peak(dtype) * hw::attention_fraction(pass, seq, head dim, causal))
+//   kAttention  flops / (peak(dtype) * hw::attention_fraction(pass, seq, head dim, causal)),
+//               from the profile's attention.fa2 tables for FlashAttention-2 kernels
 //   otherwise   max(flops / vector_flops, bytes / hw::memory_rate(bytes))
 // where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0. Then
 //   eager:       max(device + launch.stream, launch.host)   (the host dispatches op by op)
@@ -32,7 +33,7 @@ namespace tessera::models {
 class RooflineComputeModel final : public ComputeModel {
  public:
   explicit RooflineComputeModel(const hw::Profile& profile, const Effects& effects = {},
-                                bool cuda_graphs = false);
+                                const KernelChoice& kernels = {});
   [[nodiscard]] base::SimTime duration(const graph::Node& node) const override;
   // Device seconds of a modelled node, before launch costs.
   [[nodiscard]] double device_seconds(const graph::Node& node) const;
@@ -59,6 +60,7 @@ class RooflineComputeModel final : public ComputeModel {
   bool sustained_ = true;  // gemm-sustained: the profile's best-shape ceiling
   bool attention_tables_ = true;
   bool memory_ramp_ = true;
+  const hw::AttentionModel* attention_ = nullptr;  // the fused attention kernel's tables
   base::SimTime floor_ = 0;  // device-side launch floor per kernel
   base::SimTime host_ = 0;   // eager host dispatch per op (0 with CUDA graphs)
   mutable std::unordered_map<ShapeKey, double, ShapeHash> gemm_cache_;

@@ -65,7 +65,7 @@ TEST(RooflineComputeModel, EagerKernelsWaitForTheHostGraphsPayTheFloor) {
   RooflineComputeModel eager(p);
   EXPECT_EQ(eager.duration(tiny), from_seconds(7.5e-6));  // the host is the bottleneck
   EXPECT_EQ(eager.duration(big), from_seconds(2.5e-6) + from_seconds(1e-3));
-  RooflineComputeModel graphs(p, {}, true);
+  RooflineComputeModel graphs(p, {}, KernelChoice{.cuda_graphs = true});
   EXPECT_EQ(graphs.duration(tiny), from_seconds(1.3e-6) + from_seconds(1e-6));
   EXPECT_EQ(graphs.duration(big), from_seconds(1.3e-6) + from_seconds(1e-3));
 }
@@ -111,6 +111,26 @@ TEST(RooflineComputeModel, AttentionAndDtypeFallbacks) {
   p.peak_flops[2] = 60e12;
   EXPECT_EQ(RooflineComputeModel(p).duration(attn),
             from_seconds(1e12 / (60e12 * p.attention_fraction)));
+}
+
+// FlashAttention-2 kernels use the profile's attention.fa2 tables where it has them; the math
+// rates sustain under_load.math of the microbenchmarked ones.
+TEST(RooflineComputeModel, Fa2TablesAndMathUnderLoad) {
+  hw::Profile p = simtest::test_profile();
+  graph::Node attn = op(graph::OpClass::kAttention, 1e12, 0.0);
+  attn.gemm = {4096, 4096, 128, 8};
+  const base::SimTime best = RooflineComputeModel(p).duration(attn);
+  const KernelChoice fa2{.attention_fa2 = true};
+  EXPECT_EQ(RooflineComputeModel(p, {}, fa2).duration(attn), best);  // no fa2 tables: the same
+  p.attention_fa2 = p.attention;
+  for (auto& pt : p.attention_fa2->forward) {
+    pt.fraction /= 2.0;
+  }
+  EXPECT_NEAR(static_cast<double>(RooflineComputeModel(p, {}, fa2).duration(attn)),
+              2.0 * static_cast<double>(best), 1e-6 * static_cast<double>(best));
+  p.under_load.math = 0.5;
+  EXPECT_NEAR(static_cast<double>(RooflineComputeModel(p).duration(attn)),
+              2.0 * static_cast<double>(best), 1e-6 * static_cast<double>(best));
 }
 
 TEST(ComputeModelRegistry, MakesTheRegisteredModelAndNamesTheKnownOnes) {
