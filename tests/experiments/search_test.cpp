@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "experiments/search/files.h"
 #include "experiments/search/point.h"
+#include "tests/temp_dir.h"
 
 namespace tessera::experiments::search {
 namespace {
@@ -103,8 +104,15 @@ TEST(Search, PrunedSearchRanksWhatTheExhaustiveOneDoes) {
   }
 }
 
+// A folder of this test process's own (a fixed /tmp path would be shared by two test runs at
+// once, say a CI run beside a developer's), removed at exit.
+std::string scratch() {
+  static const testing::TempDir kDir;
+  return kDir.path();
+}
+
 std::string csv_of(const Result& res) {
-  const std::string path = ::testing::TempDir() + "/search_threads.csv";
+  const std::string path = scratch() + "/search_threads.csv";
   write_search_csv(path, res);
   std::ifstream in(path);
   std::stringstream ss;
@@ -135,7 +143,7 @@ std::string file_text(const std::string& path) {
 }
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name;
+  const std::string dir = scratch() + "/" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -232,7 +240,7 @@ TEST(Search, ASpaceWithoutAValidPointIsBadInput) {
   const std::string m = message_of(r);
   EXPECT_NE(m.find("the search space of"), std::string::npos) << m;
   EXPECT_NE(m.find("has no valid configuration on 8 devices"), std::string::npos) << m;
-  const std::string file = ::testing::TempDir() + "/empty_space.yaml";
+  const std::string file = scratch() + "/empty_space.yaml";
   std::ofstream(file) << "{}\n";
   r.vary = {};
   r.space_file = file;
