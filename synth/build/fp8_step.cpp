@@ -68,6 +68,34 @@ void StageBuilder::fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::P
   add_after(fp8_node(c_.fp8_names.amax_update, bytes, mb, -1, phase), after);
 }
 
+bool StageBuilder::casts_gathered_weights() const {
+  return c_.fp8.on() && c_.s.zero_stage() == 3;
+}
+
+// Under ZeRO-3 a unit's weights exist whole only between its gather and its release, so their
+// FP8 copies are cast after every gather (TorchTitan's Float8Linear, TE under Megatron-FSDP)
+// and freed with them: transient, not static.
+void StageBuilder::fp8_gathered_cast(std::size_t k, std::int32_t mb, graph::Phase phase) {
+  const StageBlock& b = blocks_[k];
+  const double w = b.prog->fp8_weight_elements;
+  if (w <= 0.0 || b.layer < 0) {
+    return;
+  }
+  const auto l = static_cast<std::size_t>(b.layer);
+  const NodeId after = last_node();
+  if (c_.fp8.current_scaling()) {
+    add_after(fp8_node(c_.fp8_names.amax_weight[l], 2.0 * w, mb, b.layer, phase), after);
+  }
+  models::Fp8Plan no_amax = c_.fp8;
+  no_amax.recipe = no_amax.recipe == Fp8Recipe::kTensorwise ? Fp8Recipe::kDelayed : no_amax.recipe;
+  Node cast = fp8_node(c_.fp8_names.cast_weight[l], models::fp8_weight_cast_bytes(no_amax, w), mb,
+                       b.layer, phase);
+  const auto copies = static_cast<std::int64_t>(models::fp8_static_bytes(no_amax, w, 0));
+  cast.mem_alloc = cast.comm_alloc = copies;
+  units_[k].gathered_bytes += copies;
+  add_after(cast, after);
+}
+
 double StageBuilder::fp8_static_bytes() const {
   double weights = 0.0;
   int gemms = 0;
@@ -75,7 +103,8 @@ double StageBuilder::fp8_static_bytes() const {
     weights += b.prog->fp8_weight_elements;
     gemms += b.prog->fp8_gemms;
   }
-  return models::fp8_static_bytes(c_.fp8, weights, gemms);
+  // Under ZeRO-3 the copies come and go with the gathered weights; the scaling state stays.
+  return models::fp8_static_bytes(c_.fp8, casts_gathered_weights() ? 0.0 : weights, gemms);
 }
 
 }  // namespace tessera::synth::detail

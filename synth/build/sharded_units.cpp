@@ -49,10 +49,10 @@ NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double para
 // Before a part of block k: the weights it reads gathered (ZeRO-3: a forward, a backward or
 // its input-gradient half) and the buffer of the weight gradients it makes (a backward or its
 // weight-gradient half), unless they are still there.
-void StageBuilder::unit_before(std::size_t k, UnitPart part) {
+bool StageBuilder::unit_before(std::size_t k, UnitPart part) {
   const std::int64_t zero = c_.s.zero_stage();
   if (zero < 2) {
-    return;
+    return false;
   }
   const bool weights = part != UnitPart::kWeightGrad;
   const bool grads_made = part == UnitPart::kBackward || part == UnitPart::kWeightGrad;
@@ -72,12 +72,14 @@ void StageBuilder::unit_before(std::size_t k, UnitPart part) {
       grads += static_cast<std::int64_t>(p * c_.s.training.grad_bytes());
     }
   }
+  const bool gathers = zero == 3 && weights && !u.gathered;
   u.gathered = u.gathered || (zero == 3 && weights);
   u.grads = u.grads || grads_made;
   if (!deps.empty() || grads > 0) {
     NodeId w = marker(c_.reduction_names.unit_wait, -1, deps, grads, 0);
     g_.nodes[w].comm_alloc = grads;
   }
+  return gathers;
 }
 
 // The release of block k's gathered weights after `end`; returns the node that ends the unit.

@@ -121,7 +121,8 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
             encoder_tag(mb, EncoderMessage::kFeatures), enc_->feature_bytes(mb), kNone,
             c_.enc_misc_names.recv_features, mb);
   }
-  const bool cast_weights = fp8_cast_done_[static_cast<std::size_t>(chunk)] == 0;
+  const bool cast_weights =
+      fp8_cast_done_[static_cast<std::size_t>(chunk)] == 0 && !casts_gathered_weights();
   fp8_cast_done_[static_cast<std::size_t>(chunk)] = 1;
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     std::size_t sl = slot(mb, chunk, k);
@@ -131,7 +132,9 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     fwd_input_[sl] = prev;
     const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
     wait_params(unit);
-    unit_before(unit, UnitPart::kForward);
+    if (unit_before(unit, UnitPart::kForward) && casts_gathered_weights()) {
+      fp8_gathered_cast(unit, mb, graph::Phase::kForward);
+    }
     NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl, unit);
     unit_forward_done(unit);
     fwd_base_[sl] = base;
@@ -178,8 +181,11 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
         kind == schedule::Task::kBackward ? static_cast<std::int32_t>(p.ops.size()) : p.w_begin;
     grad_input_[sl] = grad;
     const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
-    unit_before(unit,
-                kind == schedule::Task::kBackward ? UnitPart::kBackward : UnitPart::kInputGrad);
+    if (unit_before(
+            unit, kind == schedule::Task::kBackward ? UnitPart::kBackward : UnitPart::kInputGrad) &&
+        casts_gathered_weights()) {
+      fp8_gathered_cast(unit, mb, graph::Phase::kBackward);
+    }
     NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl, unit);
     unit_backward_done(unit, kind == schedule::Task::kBackward);
     bwd_base_[sl] = base;

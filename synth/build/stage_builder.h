@@ -212,6 +212,10 @@ class StageBuilder {
   // FP8 (fp8_step.cpp): a layer's per-step weight quantization, a chunk's delayed-scaling
   // amax update, and the static bytes of this rank's FP8 weight copies.
   void fp8_weight_cast(const StageBlock& b, std::int32_t mb, NodeId input);
+  // ZeRO-3 with FP8: the FP8 copies of unit k's weights, cast after each gather (they go with
+  // the gathered weights at the unit's release), in `phase`.
+  void fp8_gathered_cast(std::size_t k, std::int32_t mb, graph::Phase phase);
+  [[nodiscard]] bool casts_gathered_weights() const;
   void fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::Phase phase, NodeId after);
   NodeId add_after(const Node& n, NodeId dep);  // dep == kNone: no dependency
   [[nodiscard]] double fp8_static_bytes() const;
@@ -232,7 +236,8 @@ class StageBuilder {
   // before its compute and released after, and whose gradients are reduce-scattered after
   // its backward.
   enum class UnitPart { kForward, kBackward, kInputGrad, kWeightGrad };
-  void unit_before(std::size_t k, UnitPart part);
+  // Returns whether it gathered the unit's weights (ZeRO-3) now.
+  bool unit_before(std::size_t k, UnitPart part);
   void unit_forward_done(std::size_t k);
   void unit_backward_done(std::size_t k, bool wgrads);
   NodeId unit_gather(std::size_t k, const GradDomain& d, double params, graph::Phase phase);

@@ -78,12 +78,6 @@ void check_sharded_gradients(const Scenario& s, Violations& out) {
     out.push_back(
         {"parallelism.zero", fmt::format("{} with an encoder region is not modelled yet", where)});
   }
-  if (zero == 3 && s.training.fp8 != Fp8Recipe::kNone) {
-    out.push_back({"parallelism.zero",
-                   fmt::format("{} with precision: fp8 (FP8 copies of gathered weights) is not "
-                               "modelled yet",
-                               where)});
-  }
 }
 
 }  // namespace

@@ -160,6 +160,33 @@ TEST(ShardedDataParallel, GathersPrefetchOneUnitAhead) {
   EXPECT_EQ(held, 0);
 }
 
+// FP8 under ZeRO-3: a layer's FP8 weight copies are cast after each of its gathers (a forward
+// and a backward per microbatch) and freed with the gathered weights, so that only the scaling
+// state is static; every allocation is freed by the end of the step.
+TEST(ShardedDataParallel, Fp8CopiesComeAndGoWithTheGatheredWeights) {
+  Scenario bf16 = zero_scenario(3);
+  Scenario fp8 = bf16;
+  fp8.training.fp8 = Fp8Recipe::kDelayed;
+  fp8.cluster.hardware = "h100-sxm";  // Hopper: a row-wise and a transposed copy
+  check_or_throw(fp8);
+  const graph::ExecGraph g = synthesize(fp8);
+  const graph::RankGraph& r = g.graph_of(0);
+  int casts = 0;
+  std::int64_t alloc = 0;
+  std::int64_t freed = 0;
+  for (const graph::Node& n : r.nodes) {
+    const std::string& name = g.names[n.name];
+    casts += name.find(".fp8.cast") != std::string::npos && name.ends_with("_weight") ? 1 : 0;
+    alloc += n.mem_alloc;
+    freed += n.mem_free;
+  }
+  EXPECT_EQ(casts, 4 * 2 * 2) << "4 layers, 2 microbatches, a forward and a backward gather";
+  EXPECT_EQ(alloc, freed);
+  const std::int64_t extra = r.static_memory - synthesize(bf16).graph_of(0).static_memory;
+  EXPECT_GT(extra, 0) << "the scaling state";
+  EXPECT_LT(extra, 4096) << "no FP8 weight copy is static";
+}
+
 TEST(ShardedDataParallel, BadInputNamesTheKey) {
   auto first = [](const Scenario& s) {
     const auto v = validate(s);
