@@ -49,10 +49,10 @@ NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double para
 // Before a part of block k: the weights it reads gathered (ZeRO-3: a forward, a backward or
 // its input-gradient half) and the buffer of the weight gradients it makes (a backward or its
 // weight-gradient half), unless they are still there.
-bool StageBuilder::unit_before(std::size_t k, UnitPart part) {
+void StageBuilder::unit_before(std::size_t k, UnitPart part, std::int32_t mb) {
   const std::int64_t zero = c_.s.zero_stage();
   if (zero < 2) {
-    return false;
+    return;
   }
   const bool weights = part != UnitPart::kWeightGrad;
   const bool grads_made = part == UnitPart::kBackward || part == UnitPart::kWeightGrad;
@@ -79,7 +79,10 @@ bool StageBuilder::unit_before(std::size_t k, UnitPart part) {
     NodeId w = marker(c_.reduction_names.unit_wait, -1, deps, grads, 0);
     g_.nodes[w].comm_alloc = grads;
   }
-  return gathers;
+  if (gathers && casts_gathered_weights()) {
+    fp8_gathered_cast(
+        k, mb, part == UnitPart::kForward ? graph::Phase::kForward : graph::Phase::kBackward);
+  }
 }
 
 // The release of block k's gathered weights after `end`; returns the node that ends the unit.

@@ -132,9 +132,7 @@ void StageBuilder::forward(std::int32_t mb, std::int32_t chunk) {
     fwd_input_[sl] = prev;
     const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
     wait_params(unit);
-    if (unit_before(unit, UnitPart::kForward) && casts_gathered_weights()) {
-      fp8_gathered_cast(unit, mb, graph::Phase::kForward);
-    }
+    unit_before(unit, UnitPart::kForward, mb);
     NodeId base = instantiate(blocks[k], mb, 0, blocks[k].prog->n_fwd, prev, kNone, sl, unit);
     unit_forward_done(unit);
     fwd_base_[sl] = base;
@@ -181,11 +179,8 @@ void StageBuilder::backward(std::int32_t mb, std::int32_t chunk, schedule::Task:
         kind == schedule::Task::kBackward ? static_cast<std::int32_t>(p.ops.size()) : p.w_begin;
     grad_input_[sl] = grad;
     const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
-    if (unit_before(
-            unit, kind == schedule::Task::kBackward ? UnitPart::kBackward : UnitPart::kInputGrad) &&
-        casts_gathered_weights()) {
-      fp8_gathered_cast(unit, mb, graph::Phase::kBackward);
-    }
+    unit_before(unit,
+                kind == schedule::Task::kBackward ? UnitPart::kBackward : UnitPart::kInputGrad, mb);
     NodeId base = instantiate(blocks[k], mb, p.n_fwd, end, fwd_input_[sl], grad, sl, unit);
     unit_backward_done(unit, kind == schedule::Task::kBackward);
     bwd_base_[sl] = base;
@@ -212,7 +207,7 @@ void StageBuilder::weight(std::int32_t mb, std::int32_t chunk) {
     const BlockProgram& p = *blocks[k].prog;
     std::size_t sl = slot(mb, chunk, k);
     const std::size_t unit = offset_[static_cast<std::size_t>(chunk)] + k;
-    unit_before(unit, UnitPart::kWeightGrad);
+    unit_before(unit, UnitPart::kWeightGrad, mb);
     instantiate(blocks[k], mb, p.w_begin, static_cast<std::int32_t>(p.ops.size()), fwd_input_[sl],
                 grad_input_[sl], sl, unit);
     unit_backward_done(unit, true);

@@ -236,8 +236,8 @@ class StageBuilder {
   // before its compute and released after, and whose gradients are reduce-scattered after
   // its backward.
   enum class UnitPart { kForward, kBackward, kInputGrad, kWeightGrad };
-  // Returns whether it gathered the unit's weights (ZeRO-3) now.
-  bool unit_before(std::size_t k, UnitPart part);
+  // Microbatch `mb`'s part of unit k: its gathers (with FP8, the weights' casts after them).
+  void unit_before(std::size_t k, UnitPart part, std::int32_t mb);
   void unit_forward_done(std::size_t k);
   void unit_backward_done(std::size_t k, bool wgrads);
   NodeId unit_gather(std::size_t k, const GradDomain& d, double params, graph::Phase phase);
