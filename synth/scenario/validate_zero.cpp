@@ -18,14 +18,8 @@ void check_zero_stage(const Scenario& s, Violations& out) {
                    "optimizer's state (ZeRO-1)",
                    "remove one of them"});
   }
-  const std::int64_t zero = s.zero_stage();
-  if (zero > 0 && p.dp * p.cp == 1) {
-    out.push_back({p.zero ? "parallelism.zero" : "training.distributed_optimizer",
-                   fmt::format("ZeRO-{} shards over the data-parallel ranks (with context "
-                               "parallelism), but dp x cp = 1 leaves nothing to shard over",
-                               zero),
-                   "use zero: 0, or more data-parallel ranks"});
-  }
+  // With dp x cp = 1 a ZeRO stage shards over one rank: nothing, as Megatron's distributed
+  // optimizer and FSDP on one rank do; it is accepted and changes nothing.
 }
 
 void check_dp_shard(const Scenario& s, Violations& out) {
