@@ -134,7 +134,7 @@ void translate_sharding(const YamlNode& p, Translation& t) {
 void framework_defaults(const YamlNode& p, Translation& t) {
   const bool sharded = t.text.has("parallelism.zero");
   if (t.framework == Framework::kMegatron && !sharded &&
-      !t.text.has("training.distributed_optimizer") && t.dp * t.cp > 1) {
+      !t.text.has("training.distributed_optimizer")) {
     t.set("training.distributed_optimizer", "true", p);  // every NeMo/Bridge recipe
   }
   if (t.framework != Framework::kMegatron && t.tp > 1) {
