@@ -35,6 +35,8 @@ std::string_view dimension_name(Dimension d) {
       return "a time";
     case Dimension::kFlopRate:
       return "a compute rate";
+    case Dimension::kPower:
+      return "a power";
   }
   return "?";
 }
@@ -49,6 +51,8 @@ std::string_view dimension_example(Dimension d) {
       return "\"1.5 us\"";
     case Dimension::kFlopRate:
       return "\"989 TFLOP/s\"";
+    case Dimension::kPower:
+      return "\"700 W\"";
   }
   return "?";
 }
@@ -71,6 +75,7 @@ constexpr std::array kTimeUnits = {UnitTable{"s", 1.0}, UnitTable{"ms", 1e-3},
                                    UnitTable{"ps", 1e-12}};
 constexpr std::array kRateUnits = {UnitTable{"FLOP/s", 1.0}, UnitTable{"GFLOP/s", 1e9},
                                    UnitTable{"TFLOP/s", 1e12}, UnitTable{"PFLOP/s", 1e15}};
+constexpr std::array kPowerUnits = {UnitTable{"W", 1.0}, UnitTable{"kW", 1e3}};
 
 template <std::size_t N>
 std::optional<double> scale_of(const std::array<UnitTable, N>& table, std::string_view unit) {
@@ -92,6 +97,8 @@ std::optional<double> unit_scale(Dimension d, std::string_view unit) {
       return scale_of(kTimeUnits, unit);
     case Dimension::kFlopRate:
       return scale_of(kRateUnits, unit);
+    case Dimension::kPower:
+      return scale_of(kPowerUnits, unit);
   }
   return std::nullopt;
 }

@@ -36,11 +36,11 @@ inline double to_us(SimTime t) {
   return static_cast<double>(t) / 1e6;
 }
 
-enum class Dimension { kBytes, kBandwidth, kTime, kFlopRate };
+enum class Dimension { kBytes, kBandwidth, kTime, kFlopRate, kPower };
 std::string_view dimension_name(Dimension d);     // "a size", "a bandwidth", ...
 std::string_view dimension_example(Dimension d);  // "80 GiB", "900 GB/s", ...
 
-// Parses "<number> <unit>" into SI base units (bytes, bytes/s, seconds, FLOP/s).
+// Parses "<number> <unit>" into SI base units (bytes, bytes/s, seconds, FLOP/s, watts).
 // Returns nullopt when the text is not a quantity of that dimension. Decimal prefixes are
 // powers of 1000 (GB), binary ones powers of 1024 (GiB); "Gb/s" is gigabits per second.
 std::optional<double> parse_quantity(std::string_view text, Dimension d);

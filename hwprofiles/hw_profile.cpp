@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "base/data_dir.h"
@@ -72,6 +73,13 @@ std::string lower(std::string_view text) {
 }
 
 }  // namespace
+
+double PowerModel::clock_scale() const {
+  if (tdp <= 0.0 || limit <= 0.0 || limit >= tdp || tdp <= idle) {
+    return 1.0;
+  }
+  return std::pow(std::max(limit - idle, 0.0) / (tdp - idle), exponent);
+}
 
 std::string profile_for_device(std::string_view text) {
   const std::string haystack = lower(text);

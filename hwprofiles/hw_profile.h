@@ -115,6 +115,18 @@ struct UnderLoad {
   base::SimTime step = 0;  // host time each step adds outside its kernels
 };
 
+// Board power and how the math clocks follow a power cap below it (power.* keys): a capped
+// part's math rates scale by ((limit - idle) / (tdp - idle))^exponent, between the cubic law of
+// voltage and frequency scaling (1/3) and the linear one at the voltage floor (1).
+struct PowerModel {
+  double tdp = 0.0;       // watts; 0: no power model
+  double idle = 0.0;      // watts drawn with the clocks up and nothing running
+  double exponent = 0.9;  // of the clock's response to the cap
+  double limit = 0.0;     // the cluster's cap (cluster.power_limit), watts; 0: the TDP
+  // The factor a cap puts on the math rates (1 without a cap, or at or above the TDP).
+  [[nodiscard]] double clock_scale() const;
+};
+
 // What the collective tuner (sim/models/collective/tuner.h) knows about the library.
 struct CollectiveTuning {
   ProtocolSpec ll;     // lowest latency, half the bandwidth
@@ -126,6 +138,8 @@ struct CollectiveTuning {
 struct Profile {
   std::string name;
   std::string description;
+  // The profiles this one extends, nearest first (empty for a profile that extends none).
+  std::vector<std::string> ancestors;
   std::array<double, kNumDTypes> peak_flops{};  // dense FLOP/s per dtype (0: unsupported)
   double vector_flops = 0.0;                    // FLOP/s of the non-matrix (vector) units, fp32
   double hbm_capacity = 0.0;                    // bytes
@@ -144,6 +158,7 @@ struct Profile {
   double attention_fraction = 0.6;
   LaunchCosts launch;
   UnderLoad under_load;
+  PowerModel power;
   int devices_per_node = 8;
   LinkSpec scale_up;                    // NVLink / HCCS / UB, per device per direction,
                                         // all of the device's scale-up links together

@@ -30,6 +30,8 @@ std::string format_quantity(base::Dimension d, double v) {
       return fmt::format("\"{:.9g} GB/s\"", v / 1e9);
     case base::Dimension::kBytes:
       return fmt::format("\"{:.12g} B\"", v);
+    case base::Dimension::kPower:
+      return fmt::format("\"{:.9g} W\"", v);
   }
   return fmt::format("{:.9g}", v);
 }
@@ -90,6 +92,8 @@ std::string format_bound(const Parameter& p, double v) {
       return base::format_bytes(v);
     case base::Dimension::kBandwidth:
       return fmt::format("{:.4g} GB/s", v / 1e9);
+    case base::Dimension::kPower:
+      return fmt::format("{:.4g} W", v);
   }
   return fmt::format("{}", v);
 }

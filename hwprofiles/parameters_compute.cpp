@@ -193,6 +193,19 @@ std::vector<Parameter> kernel_keys() {
                     "part sustains through a training run: every GPU of the node at its power "
                     "limit for hours, where a microbenchmark runs one GPU for seconds (1: none)",
                     kRuns, field<[](auto& p) -> auto& { return p.under_load.math; }>())),
+      quantity("power.tdp", D::kPower, 0, 5000, false,
+               "board power the part is rated for (0: no power model)", kSpec,
+               field<[](auto& p) -> auto& { return p.power.tdp; }>()),
+      quantity("power.idle", D::kPower, 0, 2000, false,
+               "board power with the clocks up and nothing running",
+               "nvidia-smi of an idle part (estimate)",
+               field<[](auto& p) -> auto& { return p.power.idle; }>()),
+      number("power.exponent", 0.3, 1.0, false,
+             "how the math clocks follow a cap (cluster.power_limit): rates scale by "
+             "((limit - idle) / (tdp - idle))^this, 1/3 for voltage-and-frequency scaling, 1 at "
+             "the voltage floor",
+             "power-gb300-powercap-gemm of calibration/microbench/gemm.yaml (0.9)",
+             field<[](auto& p) -> auto& { return p.power.exponent; }>()),
       fitted(quantity("under_load.step", D::kTime, 0, 2, false,
                       "host time a training step adds outside its kernels (the step's "
                       "synchronisation, logging, the data loader's hand-off; 0: none)",

@@ -187,6 +187,9 @@ Profile read_profile(const YamlNode& root, const std::string& name, int depth) {
   check_name(root, name);
   const std::optional<YamlNode> extends = root.find("extends");
   Profile p = extends ? base_profile(*extends, depth) : Profile{};
+  if (extends) {
+    p.ancestors.insert(p.ancestors.begin(), p.name);
+  }
   p.name = name;
   std::set<std::string_view> given_groups;
   for (const ParameterGroup& g : parameter_groups()) {

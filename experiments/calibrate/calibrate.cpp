@@ -59,6 +59,15 @@ struct Problem {
   std::vector<RunResidual> runs;
 };
 
+// The run's own profile (the base, or one that extends it) with the parameters at `values`.
+hw::Profile profile_of(const Problem& pb, const runs::Run& run, const Vec& values) {
+  hw::Profile p = synth::hardware_profile(*run.scenario);
+  for (std::size_t j = 0; j < pb.params.size(); ++j) {
+    pb.params[j]->set(p, values[j]);
+  }
+  return p;
+}
+
 double simulate(const runs::Run& run, const hw::Profile& profile, double* model_flops = nullptr) {
   synth::Scenario s = *run.scenario;
   s.cluster.profile = profile;
@@ -71,10 +80,19 @@ double simulate(const runs::Run& run, const hw::Profile& profile, double* model_
   return o.stats.step_time_s;
 }
 
+Vec values_at(const Problem& pb, const Vec& u) {
+  Vec v;
+  for (std::size_t j = 0; j < pb.params.size(); ++j) {
+    v.push_back(from_unit(*pb.params[j], u[j]));
+  }
+  return v;
+}
+
 hw::Profile at(const Problem& pb, const Vec& u) {
   hw::Profile p = *pb.base;
+  const Vec v = values_at(pb, u);
   for (std::size_t j = 0; j < pb.params.size(); ++j) {
-    pb.params[j]->set(p, from_unit(*pb.params[j], u[j]));
+    pb.params[j]->set(p, v[j]);
   }
   return p;
 }
@@ -82,9 +100,9 @@ hw::Profile at(const Problem& pb, const Vec& u) {
 // Log errors of the runs `subset` at each point, in parallel over points x runs.
 std::vector<Vec> residuals(const Problem& pb, const std::vector<std::size_t>& subset,
                            const std::vector<Vec>& points, int& simulations) {
-  std::vector<hw::Profile> profiles;
+  std::vector<Vec> values;
   for (const Vec& u : points) {
-    profiles.push_back(at(pb, u));
+    values.push_back(values_at(pb, u));
   }
   std::vector<Vec> out(points.size(), Vec(subset.size(), 0.0));
   tbb::parallel_for(std::size_t{0}, points.size() * subset.size(), [&](std::size_t k) {
@@ -92,7 +110,7 @@ std::vector<Vec> residuals(const Problem& pb, const std::vector<std::size_t>& su
     const RunResidual& r = pb.runs[subset[k % subset.size()]];
     double e = kFailed;
     try {
-      e = std::log(simulate(*r.run, profiles[point]) / r.measured_s);
+      e = std::log(simulate(*r.run, profile_of(pb, *r.run, values[point])) / r.measured_s);
     } catch (const base::Error&) {
     }
     out[point][k % subset.size()] = e;
@@ -101,11 +119,23 @@ std::vector<Vec> residuals(const Problem& pb, const std::vector<std::size_t>& su
   return out;
 }
 
+// A run on the profile, or on one that extends it (its own values kept where it gives them).
+bool on_profile(const runs::Run& run, const std::string& name) {
+  if (run.hardware == name) {
+    return true;
+  }
+  if (!run.scenario || !run.scenario->cluster.profile) {
+    return false;
+  }
+  const std::vector<std::string>& up = run.scenario->cluster.profile->ancestors;
+  return std::find(up.begin(), up.end(), name) != up.end();
+}
+
 Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Options& opt,
                 Calibration& c) {
   Problem pb{&base, chosen(opt), {}};
   for (const runs::Run& run : file.runs) {
-    if (run.hardware != base.name) {
+    if (!on_profile(run, base.name)) {
       continue;
     }
     if (!run.scenario) {
@@ -119,7 +149,7 @@ Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Optio
     RunResidual& r = pb.runs[i];
     try {
       double flops = 0.0;
-      r.start_s = simulate(*r.run, base, &flops);
+      r.start_s = simulate(*r.run, synth::hardware_profile(*r.run->scenario), &flops);
       r.measured_s = r.run->measured_step_s(flops);
     } catch (const base::Error& e) {
       failed[i] = e.what();

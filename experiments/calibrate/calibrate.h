@@ -56,7 +56,8 @@ struct Calibration {
   int simulations = 0;
 };
 
-// Fits `base`'s parameters to the runs of `file` on it (run.hardware == base.name). Throws
+// Fits `base`'s parameters to the runs of `file` on it or on a profile that extends it (each
+// simulated on its own profile with the parameters changed). Throws
 // base::InputError when no run can be used or a --fit name is not a fittable parameter.
 Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const Options& opt);
 

@@ -112,6 +112,14 @@ std::int64_t translate_cluster(const YamlNode& cl, Translation& t) {
   }
   t.hardware = profile;
   t.set("cluster.hardware", quoted(profile), hw);
+  // "500 W power cap": the cluster's power limit.
+  const std::string text = text_of(hw);
+  if (const auto at = lower(text).find(" w power cap"); at != std::string::npos) {
+    const auto start = text.find_last_not_of("0123456789", at - 1) + 1;
+    if (start < at) {
+      t.set("cluster.power_limit", quoted(text.substr(start, at - start) + " W"), hw);
+    }
+  }
   std::string topology = cl.has("topology") ? text_of(cl.at("topology")) : "";
   if (topology.empty()) {
     topology = hw::load_profile(profile, hw.loc()).topology;

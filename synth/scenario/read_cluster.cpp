@@ -17,7 +17,8 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 3> kClusterKeys = {"hardware", "topology", "devices"};
+constexpr std::array<std::string_view, 4> kClusterKeys = {"hardware", "topology", "devices",
+                                                          "power_limit"};
 
 bool looks_like_path(const std::string& text) {
   return text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
@@ -51,6 +52,24 @@ void read_topology(const YamlNode& cluster, ClusterConfig& c) {
         fmt::format("{} (modified: {})", std::filesystem::path(topo.file()).stem().string(),
                     fmt::join(topo.overrides_below(), ", "));
   }
+}
+
+// A power cap between the part's idle draw and its TDP; the profile's clocks follow it.
+void read_power_limit(const YamlNode& cap, ClusterConfig& c) {
+  c.power_limit = cap.as_quantity(base::Dimension::kPower);
+  const hw::PowerModel& p = c.profile->power;
+  if (p.tdp <= 0.0) {
+    cap.fail(fmt::format("profile '{}' gives no power.tdp, so a power limit means nothing to it",
+                         c.profile->name),
+             "give the profile power.tdp and power.idle");
+  }
+  if (c.power_limit <= p.idle || c.power_limit > p.tdp) {
+    cap.fail(
+        fmt::format("expected a power limit above the part's idle draw ({:.0f} W) and at most "
+                    "its TDP ({:.0f} W)",
+                    p.idle, p.tdp));
+  }
+  c.profile->power.limit = c.power_limit;
 }
 
 }  // namespace
@@ -90,6 +109,9 @@ void read_cluster(const YamlNode& n, ClusterConfig& c) {
   YamlNode dev = n.at("devices");
   c.devices = dev.as_int(1, kMaxDevices);
   c.devices_at = dev.loc();
+  if (auto cap = n.find("power_limit")) {
+    read_power_limit(*cap, c);
+  }
 }
 
 }  // namespace tessera::synth::reader

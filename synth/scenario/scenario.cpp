@@ -10,8 +10,12 @@
 namespace tessera::synth {
 
 hw::Profile hardware_profile(const Scenario& s) {
-  return s.cluster.profile ? *s.cluster.profile
-                           : hw::load_profile(s.cluster.hardware, s.cluster.hardware_at);
+  hw::Profile p = s.cluster.profile ? *s.cluster.profile
+                                    : hw::load_profile(s.cluster.hardware, s.cluster.hardware_at);
+  if (s.cluster.power_limit > 0.0) {
+    p.power.limit = s.cluster.power_limit;
+  }
+  return p;
 }
 
 double ModelConfig::parameters() const {

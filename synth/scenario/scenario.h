@@ -368,6 +368,9 @@ struct ClusterConfig {
   topology::TopologySpec topology;
   std::int64_t devices = 0;
   base::SourceLoc devices_at;
+  // A board power cap below the part's TDP (cluster.power_limit, watts; 0: none): the profile's
+  // math clocks follow it (hw::PowerModel).
+  double power_limit = 0.0;
 };
 
 struct Scenario {
@@ -428,7 +431,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario load_scenario_text(const std::string& text, const std::string& name,
                             const std::vector<std::string>& overrides = {});
 
-// The scenario's hardware profile: the loaded one, or the one `cluster.hardware` names.
+// The scenario's hardware profile: the loaded one, or the one `cluster.hardware` names, with
+// the cluster's power limit.
 hw::Profile hardware_profile(const Scenario& s);
 
 // What a scenario's `schedule:` kind and `encoder:` placement may be, in the order `list`

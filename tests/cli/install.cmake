@@ -10,7 +10,7 @@ endif()
 set(bin ${WORK}/prefix/bin/tessera)
 execute_process(COMMAND ${bin} list WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "hardware profiles: [^\n]*b200 gb200 h100-sxm h200-sxm h800-sxm"
+if(NOT rc EQUAL 0 OR NOT out MATCHES "hardware profiles: [^\n]*b200 b300 gb200 gb300 h100-sxm h100-sxm-96gb h200-sxm h800-sxm"
    OR NOT out MATCHES "topology presets: [^\n]*gb200-nvl72 single-node")
   message(FATAL_ERROR "installed tessera list (${rc}): ${out}${err}")
 endif()

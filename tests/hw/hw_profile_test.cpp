@@ -64,8 +64,9 @@ std::string load_error(const std::string& text) {
 
 TEST(HwProfile, ShipsTheProfiles) {
   EXPECT_EQ(profile_names(),
-            (std::vector<std::string>{"a100-sxm-80gb", "ascend-910b", "ascend-910c", "b200",
-                                      "gb200", "h100-sxm", "h200-sxm", "h800-sxm"}));
+            (std::vector<std::string>{"a100-sxm-80gb", "ascend-910b", "ascend-910c", "b200", "b300",
+                                      "gb200", "gb300", "h100-sxm", "h100-sxm-96gb", "h200-sxm",
+                                      "h800-sxm"}));
 }
 
 TEST(HwProfile, EveryShippedProfileLoadsAndIsConsistent) {
@@ -81,7 +82,8 @@ TEST(HwProfile, EveryShippedProfileLoadsAndIsConsistent) {
     EXPECT_GT(p.scale_up.latency, 0);
     EXPECT_LT(p.scale_up.latency, p.scale_out.latency);
     EXPECT_GT(p.collective_launch, 0);
-    EXPECT_EQ(p.devices_per_node, name == "gb200" ? 72 : 8);  // an NVL72 rack is one node
+    // An NVL72 rack is one node.
+    EXPECT_EQ(p.devices_per_node, name == "gb200" || name == "gb300" ? 72 : 8);
   }
 }
 
@@ -125,13 +127,14 @@ TEST(HwProfile, LoadsByPath) {
 TEST(HwProfile, UnknownNameSuggestsAndLists) {
   EXPECT_EQ(error_of([] { (void)load_profile("h100-sx"); }),
             "error: unknown hardware profile 'h100-sx'; did you mean 'h100-sxm'? (available "
-            "profiles: a100-sxm-80gb, ascend-910b, ascend-910c, b200, gb200, h100-sxm, h200-sxm, "
-            "h800-sxm)");
+            "profiles: a100-sxm-80gb, ascend-910b, ascend-910c, b200, b300, gb200, gb300, "
+            "h100-sxm, h100-sxm-96gb, h200-sxm, h800-sxm)");
   EXPECT_EQ(error_of([] {
               (void)load_profile("tpu", base::SourceLoc{"s.yaml", 3, 7});
             }),
             "s.yaml:3:7: error: unknown hardware profile 'tpu'; available profiles: "
-            "a100-sxm-80gb, ascend-910b, ascend-910c, b200, gb200, h100-sxm, h200-sxm, h800-sxm");
+            "a100-sxm-80gb, ascend-910b, ascend-910c, b200, b300, gb200, gb300, h100-sxm, "
+            "h100-sxm-96gb, h200-sxm, h800-sxm");
 }
 
 TEST(HwProfile, MissingFileNamesThePath) {
@@ -178,8 +181,8 @@ TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
   EXPECT_EQ(load_error(with("launch: {", "lanch: {")),
             "bad.yaml:26:1: error: unknown key 'lanch'; did you mean 'launch'? "
             "(valid keys: name, extends, description, peak, vector_flops, hbm, gemm, "
-            "attention, launch, under_load, devices_per_node, scale_up, scale_out, collective, "
-            "fp8_transpose, device_names, topology)");
+            "attention, launch, under_load, power, devices_per_node, scale_up, scale_out, "
+            "collective, fp8_transpose, device_names, topology)");
   EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
             "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
             "(valid keys: bf16, fp16, fp32, fp8)");

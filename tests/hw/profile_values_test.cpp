@@ -3,7 +3,9 @@
 // each test states the figure it checks, so a typo in a profile fails here, not in a golden.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "hwprofiles/hw_profile.h"
 
@@ -14,7 +16,7 @@ using base::DType;
 
 // Every NVIDIA part with FP8 tensor cores runs dense FP8 at twice its dense BF16 rate.
 TEST(ProfileValues, Fp8IsTwiceBf16OnEveryFp8Part) {
-  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm", "b200", "gb200"}) {
+  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm", "b200", "gb200", "b300", "gb300"}) {
     SCOPED_TRACE(name);
     Profile p = load_profile(name);
     EXPECT_NEAR(p.peak(DType::kFP8) / p.peak(DType::kBF16), 2.0, 1e-3);
@@ -47,6 +49,40 @@ TEST(ProfileValues, H800HasH100ComputeAndEightNvlinks) {
   // DeepSeek's measured ~160 GB/s of the 200.
   EXPECT_NEAR(h800.scale_up.bandwidth * h800.scale_up.efficiency, 160e9, 1e9);
   EXPECT_DOUBLE_EQ(h800.scale_out.bandwidth, 50e9);  // one 400 Gb/s CX7 per GPU
+}
+
+// Blackwell Ultra extends Blackwell: the same BF16/FP8 tensor-core rates, more memory, an
+// 800 Gb/s NIC per GPU; the 96 GB H100 is an H100 with slower HBM2e.
+TEST(ProfileValues, ProfilesThatExtendAnother) {
+  const Profile b200 = load_profile("b200");
+  const Profile b300 = load_profile("b300");
+  EXPECT_EQ(b300.ancestors, std::vector<std::string>{"b200"});
+  EXPECT_DOUBLE_EQ(b300.peak(DType::kBF16), b200.peak(DType::kBF16));
+  EXPECT_DOUBLE_EQ(b300.hbm_capacity, 270e9);
+  EXPECT_DOUBLE_EQ(b300.scale_out.bandwidth, 100e9);
+  EXPECT_DOUBLE_EQ(b300.gemm.sustained_bf16, 1769e12);
+  const Profile gb300 = load_profile("gb300");
+  EXPECT_EQ(gb300.ancestors, std::vector<std::string>{"gb200"});
+  EXPECT_EQ(gb300.devices_per_node, 72);
+  EXPECT_DOUBLE_EQ(gb300.power.tdp, 1400.0);
+  const Profile h96 = load_profile("h100-sxm-96gb");
+  EXPECT_EQ(h96.ancestors, std::vector<std::string>{"h100-sxm"});
+  EXPECT_DOUBLE_EQ(h96.hbm_bandwidth, 2.4e12);
+  EXPECT_DOUBLE_EQ(h96.peak(DType::kBF16), load_profile("h100-sxm").peak(DType::kBF16));
+  EXPECT_EQ(profile_for_device("H100 SXM with 96GB HBM2e (2.4 TB/s), 500 W power cap"),
+            "h100-sxm-96gb");
+  EXPECT_EQ(profile_for_device("DGX-B300 (8x B300 270GB HBM3e)"), "b300");
+  EXPECT_EQ(profile_for_device("GB300 NVL72 (B300 GPUs in GB300 superchips)"), "gb300");
+}
+
+// A power cap below the TDP slows the math clocks by ((cap - idle) / (tdp - idle))^exponent.
+TEST(ProfileValues, PowerCapSlowsTheClocks) {
+  Profile p = load_profile("h100-sxm");
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(), 1.0);
+  p.power.limit = 500.0;
+  EXPECT_NEAR(p.power.clock_scale(), std::pow(430.0 / 630.0, 0.9), 1e-12);
+  p.power.limit = 800.0;
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(), 1.0);
 }
 
 TEST(ProfileValues, B200SpecSheet) {

@@ -49,6 +49,7 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
       sustained_(effects.on("gemm-sustained")),
       attention_tables_(effects.on("attention-tables")),
       memory_ramp_(effects.on("memory-bound-ramp")),
+      math_scale_(profile.under_load.math * profile.power.clock_scale()),
       attention_(kernels.attention_fa2 && profile.attention_fa2 ? &*profile.attention_fa2
                                                                 : &profile.attention),
       floor_(!effects.on("kernel-launch") ? 0
@@ -56,14 +57,15 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
                                           : profile.launch.stream),
       host_(kernels.cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
 
-// Math rates are the microbenchmarked ones times under_load.math, what the part sustains
-// through a training run (clocks at the power limit); HBM rates are not clock-bound.
+// Math rates are the microbenchmarked ones times math_scale_: under_load.math, what the part
+// sustains through a training run (clocks at the power limit), and a power cap's clock factor;
+// HBM rates are not clock-bound.
 double RooflineComputeModel::matrix_peak(base::DType d) const {
   double p = profile_.peak_flops[static_cast<std::size_t>(d)];
   if (p <= 0.0) {
     p = profile_.peak_flops[static_cast<std::size_t>(base::DType::kFP32)];
   }
-  return (p > 0.0 ? p : profile_.vector_flops) * profile_.under_load.math;
+  return (p > 0.0 ? p : profile_.vector_flops) * math_scale_;
 }
 
 double RooflineComputeModel::memory_seconds(double bytes) const {
@@ -83,8 +85,7 @@ double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   }
   // The plateau rate: the GEMM's fixed cost is its own latency term.
   double hbm = hw::memory_rate(profile_, node.bytes, false);
-  const double ceiling =
-      sustained_ ? profile_.gemm.sustained(node.dtype) * profile_.under_load.math : 0.0;
+  const double ceiling = sustained_ ? profile_.gemm.sustained(node.dtype) * math_scale_ : 0.0;
   double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
                               gemm_options_, ceiling);
   gemm_cache_.emplace(key, s);
@@ -109,7 +110,7 @@ double RooflineComputeModel::device_seconds(const graph::Node& node) const {
     case graph::OpClass::kAttention:
       return attention_seconds(node);
     default:
-      return std::max(time_at(node.flops, profile_.vector_flops * profile_.under_load.math),
+      return std::max(time_at(node.flops, profile_.vector_flops * math_scale_),
                       memory_seconds(node.bytes));
   }
 }
