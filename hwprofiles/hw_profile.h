@@ -171,6 +171,9 @@ struct Profile {
   // FP8 copies for the backward GEMMs; false where the tensor cores take either layout
   // (Blackwell). Given exactly when peak.fp8 is.
   bool fp8_transpose = false;
+  // The tensor cores apply OCP MX block scales (E8M0 per 32 elements) in the MMA (Blackwell):
+  // MXFP8 GEMMs run at the FP8 rate.
+  bool mxfp8 = false;
   // How the part is named where a run or trace describes its hardware (a Kineto trace's
   // device name, a runs file's `cluster.hardware`): case-insensitive substrings, the longest
   // match over all profiles winning ("GB200" before "B200").

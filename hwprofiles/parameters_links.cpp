@@ -127,6 +127,10 @@ std::vector<Parameter> naming_keys() {
            "FP8 GEMMs read both operands K-major only (Hopper), so FP8 training keeps "
            "transposed copies; required exactly when peak.fp8 is given",
            "docs/hardware.md §1.1", flag_field<[](auto& p) -> auto& { return p.fp8_transpose; }>()),
+      flag("mxfp8",
+           "the tensor cores apply MX block scales (E8M0 per 32 elements) in the MMA, so "
+           "fp8_recipe: mxfp8 runs at the FP8 rate (Blackwell)",
+           "docs/hardware.md §1.1", flag_field<[](auto& p) -> auto& { return p.mxfp8; }>()),
       custom("device_names", false,
              "how traces and runs files name the part: substrings, the longest match winning", "",
              &read_names, &write_names),

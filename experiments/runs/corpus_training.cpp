@@ -45,7 +45,8 @@ void translate_precision(const YamlNode& p, Translation& t) {
   const std::string text = text_of(p);
   if (contains(text, "mxfp8") || contains(text, "fp8-mx")) {
     t.precision_group = "mxfp8";
-    t.cannot(p, "MXFP8 training (1x32 blocks with E8M0 scales) is not modelled yet");
+    t.set("training.precision", "fp8", p);
+    t.set("training.fp8_recipe", "mxfp8", p);
   } else if (contains(text, "fp8") || contains(text, "float8")) {
     t.precision_group = "fp8";
     t.set("training.precision", "fp8", p);

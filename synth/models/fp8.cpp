@@ -9,18 +9,29 @@ namespace {
 
 constexpr double kTile = 128.0;      // blockwise: 1x128 activation tiles, 128x128 weights
 constexpr double kScaleBytes = 4.0;  // fp32 scales
+constexpr double kMxBlock = 32.0;    // MXFP8: one 1-byte E8M0 scale per 32 elements
 constexpr double kQuantizersPerGemm = 5.0;
 constexpr double kHistoryLength = 1.0;  // Megatron-Core's fp8_amax_history_len default
 
 }  // namespace
 
 stg::Fp8CastSpec Fp8Plan::activation() const {
+  if (recipe == Fp8Recipe::kMxfp8) {  // row- and column-wise copies, a scale per 32 elements
+    return {true, 1.0 / kMxBlock};
+  }
   bool block = recipe == Fp8Recipe::kBlockwise;
   return {transpose || block, block ? kScaleBytes / kTile : 0.0};
 }
 
 double Fp8Plan::weight_scale_bytes() const {
-  return recipe == Fp8Recipe::kBlockwise ? kScaleBytes / (kTile * kTile) : 0.0;
+  switch (recipe) {
+    case Fp8Recipe::kBlockwise:
+      return kScaleBytes / (kTile * kTile);
+    case Fp8Recipe::kMxfp8:
+      return 1.0 / kMxBlock;
+    default:
+      return 0.0;
+  }
 }
 
 double Fp8Plan::meta_bytes_per_gemm() const {
@@ -31,6 +42,7 @@ double Fp8Plan::meta_bytes_per_gemm() const {
       return kQuantizersPerGemm * kScaleBytes;
     case Fp8Recipe::kNone:
     case Fp8Recipe::kBlockwise:  // the block scales are counted with the copies
+    case Fp8Recipe::kMxfp8:
       return 0.0;
   }
   return 0.0;

@@ -21,10 +21,13 @@ struct Fp8Plan {
   // dimension (blockwise); fp32 scales per 128 elements with blockwise.
   [[nodiscard]] stg::Fp8CastSpec activation() const;
   [[nodiscard]] bool current_scaling() const { return recipe == Fp8Recipe::kTensorwise; }
-  // Weights: a row-wise FP8 copy, plus a transposed one where the part needs it (the 128x128
-  // blocks of blockwise serve both orientations), cached for the whole step.
-  [[nodiscard]] int weight_copies() const { return transpose ? 2 : 1; }
-  // Bytes per weight element of one copy's scales: blockwise 4 / 128^2, else 0.
+  // Weights: a row-wise FP8 copy, plus a transposed one where the part needs it or the scales
+  // run along the reduction dimension (MXFP8; the 128x128 blocks of blockwise serve both
+  // orientations), cached for the whole step.
+  [[nodiscard]] int weight_copies() const {
+    return transpose || recipe == Fp8Recipe::kMxfp8 ? 2 : 1;
+  }
+  // Bytes per weight element of one copy's scales: blockwise 4 / 128^2, MXFP8 1 / 32, else 0.
   [[nodiscard]] double weight_scale_bytes() const;
   // Scaling metadata per FP8 GEMM: 5 quantizers (input, weight, output; two gradients) with
   // an fp32 scale each, plus an fp32 amax history of Megatron-Core's length 1 with delayed.

@@ -123,7 +123,8 @@ std::vector<Axis> read_order(const YamlNode& n) {
 // recipe defaults to delayed scaling, Transformer Engine's and Megatron-Core's default.
 void read_precision(const YamlNode& n, TrainingConfig& t) {
   constexpr std::array<std::string_view, 3> kPrec = {"bf16", "fp16", "fp8"};
-  constexpr std::array<std::string_view, 3> kRecipes = {"delayed", "tensorwise", "blockwise"};
+  constexpr std::array<std::string_view, 4> kRecipes = {"delayed", "tensorwise", "blockwise",
+                                                        "mxfp8"};
   std::string prec = "bf16";
   if (auto v = n.find("precision")) {
     prec = v->as_choice(kPrec);
@@ -138,7 +139,8 @@ void read_precision(const YamlNode& n, TrainingConfig& t) {
     }
     t.fp8 = r == "delayed"      ? Fp8Recipe::kDelayed
             : r == "tensorwise" ? Fp8Recipe::kTensorwise
-                                : Fp8Recipe::kBlockwise;
+            : r == "blockwise"  ? Fp8Recipe::kBlockwise
+                                : Fp8Recipe::kMxfp8;
   }
 }
 

@@ -136,6 +136,8 @@ std::string_view fp8_recipe_name(Fp8Recipe r) {
       return "tensorwise";
     case Fp8Recipe::kBlockwise:
       return "blockwise";
+    case Fp8Recipe::kMxfp8:
+      return "mxfp8";
   }
   return "?";
 }

@@ -33,8 +33,10 @@ enum class TransformerImpl : unsigned char { kTransformerEngine, kLocal };
 // FP8 training's scaling recipe (Transformer Engine; docs/fp8.md). kNone: no FP8 GEMMs.
 // kDelayed: per-tensor scales from an amax history (TE's and Megatron-Core's default);
 // kTensorwise: per-tensor scales from the current amax (an extra pass before each cast);
-// kBlockwise: 1x128 activation/gradient tiles and 128x128 weight blocks (DeepSeek-V3).
-enum class Fp8Recipe : unsigned char { kNone, kDelayed, kTensorwise, kBlockwise };
+// kBlockwise: 1x128 activation/gradient tiles and 128x128 weight blocks (DeepSeek-V3);
+// kMxfp8: OCP MX, one E8M0 scale per 32 elements along the reduction dimension, so every
+// tensor is quantized both row- and column-wise (TE's MXFP8BlockScaling; Blackwell only).
+enum class Fp8Recipe : unsigned char { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8 };
 // A pipeline schedule (skeleton), named by its key in the schedule registry
 // (synth/schedule/skeletons/: one file per schedule). The set is open: a schedule registered
 // there is a kind, without a change here. The constants below only name the built-in ones for

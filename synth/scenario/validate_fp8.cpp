@@ -21,6 +21,14 @@ void check_fp8(const Scenario& s, Violations& out) {
     return;
   }
   const hw::Profile& p = *s.cluster.profile;
+  if (s.training.fp8 == Fp8Recipe::kMxfp8 && !p.mxfp8) {
+    out.push_back({"training.fp8_recipe",
+                   fmt::format("fp8_recipe: mxfp8 needs tensor cores that apply MX block scales "
+                               "(Blackwell), and hardware '{}' has none (mxfp8 in its profile)",
+                               p.name),
+                   "use fp8_recipe: blockwise or tensorwise, or a Blackwell part (b200, gb200, "
+                   "b300, gb300)"});
+  }
   if (p.peak(base::DType::kFP8) <= 0.0) {
     out.push_back({"training.precision",
                    fmt::format("precision: fp8 needs FP8 tensor cores, but hardware '{}' has no "

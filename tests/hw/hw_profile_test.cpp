@@ -182,7 +182,7 @@ TEST(HwProfileErrors, UnknownKeySuggestsTheNearest) {
             "bad.yaml:26:1: error: unknown key 'lanch'; did you mean 'launch'? "
             "(valid keys: name, extends, description, peak, vector_flops, hbm, gemm, "
             "attention, launch, under_load, power, devices_per_node, scale_up, scale_out, "
-            "collective, fp8_transpose, device_names, topology)");
+            "collective, fp8_transpose, mxfp8, device_names, topology)");
   EXPECT_EQ(load_error(with("  bf16:", "  bf61:")),
             "bad.yaml:4:3: error: unknown key 'bf61' in 'peak'; did you mean 'bf16'? "
             "(valid keys: bf16, fp16, fp32, fp8)");
