@@ -43,6 +43,7 @@ struct TopologySpec {
   int spines = 0;                          // spine switches; 0: one per uplink port, at most 8
   int supernode_size = 384;                // ub_supernode: chips per UB domain
   int max_nodes = 0;                       // 0: unlimited; single-node presets say 1
+  int allocation_unit = 0;                 // devices a job is given at once; 0: whole nodes
   hw::LinkSpec scale_up{0.0, 0, 0.0};      // overrides (0 = from profile)
   hw::LinkSpec scale_out{0.0, 0, 0.0};
   hw::LinkSpec fabric{0.0, 0, 0.0};  // switch-to-switch links (0 = from scale_out)
@@ -59,6 +60,12 @@ std::string topology_file(const base::YamlNode& ref);
 std::string preset_file(const std::string& name, const base::SourceLoc& where);
 TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where);
 std::vector<std::string> preset_names();
+
+// The devices a job of `num_devices` uses in each node of `node_devices`: all of them when it
+// fills whole nodes (or one node, or part of it); otherwise, where the topology allocates in
+// smaller units (a GB200 NVL72 rack's trays of 4), the job spread evenly over the fewest
+// nodes, in whole units (256 GPUs: 4 racks of 64). 0 when it cannot be placed so.
+int job_devices_per_node(const TopologySpec& spec, int node_devices, std::int64_t num_devices);
 std::vector<std::string> topology_kinds();  // the builder kinds, in registration order
 
 enum class VertexKind : unsigned char { kDevice, kNodeSwitch, kLeaf, kSpine };

@@ -21,10 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 using base::YamlNode;
 
-constexpr std::array<std::string_view, 12> kKeys = {
+constexpr std::array<std::string_view, 13> kKeys = {
     "kind",           "description",      "devices_per_node", "nodes_per_leaf",
     "rail_optimized", "oversubscription", "spines",           "supernode_size",
-    "max_nodes",      "scale_up",         "scale_out",        "fabric"};
+    "max_nodes",      "allocation_unit",  "scale_up",         "scale_out",
+    "fabric"};
 
 std::string presets_dir() {
   return base::data_dir("topology/presets", TESSERA_TOPOLOGY_PRESETS_DIR);
@@ -79,6 +80,7 @@ TopologySpec parse_mapping(const YamlNode& node, std::string source, base::Sourc
   read_int(node, "spines", 1, spec.spines);
   read_int(node, "supernode_size", 1, spec.supernode_size);
   read_int(node, "max_nodes", 1, spec.max_nodes);
+  read_int(node, "allocation_unit", 1, spec.allocation_unit);
   if (auto rail = node.find("rail_optimized")) {
     spec.rail_optimized = rail->as_bool();
   }

@@ -66,30 +66,40 @@ void check_heads(const Scenario& s, Violations& out) {
   }
 }
 
-// The cluster's devices fill whole nodes and fit in the topology (topology::Cluster checks
-// the same, but can only point at the topology).
+// The cluster's devices fill whole nodes, or spread evenly over nodes in the topology's
+// allocation units, and fit in the topology (topology::Cluster checks the same, but can only
+// point at the topology).
 void check_nodes(const Scenario& s, Violations& out) {
   if (!s.cluster.profile) {
     return;
   }
   const auto& topo = s.cluster.topology;
-  const std::int64_t per_node =
-      topo.devices_per_node > 0 ? topo.devices_per_node : s.cluster.profile->devices_per_node;
+  const int node = topo.devices_per_node > 0 ? topo.devices_per_node
+                                             : s.cluster.profile->devices_per_node;
   const std::int64_t n = s.cluster.devices;
-  if (n > per_node && n % per_node != 0) {
-    out.push_back(
-        {"cluster.devices",
-         fmt::format("devices={} is not a multiple of the {} devices per node of {}", n, per_node,
-                     topo.devices_per_node > 0 ? "topology '" + topo.source + "'"
-                                               : "'" + s.cluster.profile->name + "'"),
-         "a cluster of more than one node is made of whole nodes"});
+  const std::string where = topo.devices_per_node > 0 ? "topology '" + topo.source + "'"
+                                                      : "'" + s.cluster.profile->name + "'";
+  const int per_node = topology::job_devices_per_node(topo, node, n);
+  if (per_node == 0 && topo.allocation_unit > 0) {
+    out.push_back({"cluster.devices",
+                   fmt::format("devices={} cannot be spread evenly over {} nodes of {} devices "
+                               "({}) in whole allocation units of {}",
+                               n, (n + node - 1) / node, node, where, topo.allocation_unit),
+                   fmt::format("a job takes whole nodes, or the same number of units of {} from "
+                               "each of the fewest nodes that hold it",
+                               topo.allocation_unit)});
+  } else if (per_node == 0) {
+    out.push_back({"cluster.devices",
+                   fmt::format("devices={} is not a multiple of the {} devices per node of {}",
+                               n, node, where),
+                   "a cluster of more than one node is made of whole nodes"});
   }
-  const std::int64_t nodes = (n + per_node - 1) / per_node;
+  const std::int64_t nodes = (n + node - 1) / node;
   if (topo.max_nodes > 0 && nodes > topo.max_nodes) {
     out.push_back({"cluster.devices",
                    fmt::format("devices={} needs {} nodes of {} devices, but topology '{}' holds "
                                "at most {}",
-                               n, nodes, per_node, topo.source, topo.max_nodes)});
+                               n, nodes, node, topo.source, topo.max_nodes)});
   }
 }
 

@@ -65,5 +65,28 @@ TEST(Gb200Nvl72, B200WithThePresetKeepsTheRack) {
   EXPECT_EQ(c.node_of(72), 1);
 }
 
+TEST(Gb200Nvl72, PartialRacksTakeEqualTraysOfTheFewestRacks) {
+  // Published GB200 jobs of 256 GPUs: 4 racks of 16 trays (64 GPUs), each one NVLink domain.
+  Cluster c = nvl72("gb200", 256);
+  EXPECT_EQ(c.devices_per_node(), 64);
+  EXPECT_EQ(c.describe(),
+            "nvswitch_fat_tree: 256 devices in 4 node(s) of 64; 4 node switches, 64 leaves, "
+            "spines(x8); 1152 links");
+  EXPECT_EQ(c.link(c.route(0, 63).front()).cls, LinkClass::kScaleUp);
+  EXPECT_EQ(c.link(c.route(63, 64).front()).cls, LinkClass::kScaleOut);
+  EXPECT_EQ(nvl72("gb200", 64).devices_per_node(), 72);  // one rack, partly used
+}
+
+TEST(Gb200Nvl72, JobPlacementFollowsTheAllocationUnit) {
+  TopologySpec spec = load_topology_preset("gb200-nvl72", {});
+  EXPECT_EQ(job_devices_per_node(spec, 72, 512), 64);
+  EXPECT_EQ(job_devices_per_node(spec, 72, 136), 68);  // 2 racks of 17 trays
+  EXPECT_EQ(job_devices_per_node(spec, 72, 144), 72);  // whole racks
+  EXPECT_EQ(job_devices_per_node(spec, 72, 100), 0);   // 2 racks of 50: not whole trays
+  spec.allocation_unit = 0;                            // whole nodes only
+  EXPECT_EQ(job_devices_per_node(spec, 72, 256), 0);
+  EXPECT_EQ(job_devices_per_node(spec, 72, 40), 72);  // part of one node
+}
+
 }  // namespace
 }  // namespace tessera::topology

@@ -83,7 +83,7 @@ TEST(TopologySpecErrors, UnknownKeysAndMisplacedKeys) {
             "t.yaml:3:3: error: unknown key 'nodes_per_lief' in 'topology'; did you mean "
             "'nodes_per_leaf'? (valid keys: kind, description, devices_per_node, "
             "nodes_per_leaf, rail_optimized, oversubscription, spines, supernode_size, "
-            "max_nodes, scale_up, scale_out, fabric)");
+            "max_nodes, allocation_unit, scale_up, scale_out, fabric)");
   EXPECT_EQ(parse_error("topology:\n  kind: hccs_mesh\n  supernode_size: 16\n"),
             "t.yaml:3:19: error: 'topology.supernode_size': only kind 'ub_supernode' takes "
             "this key, not 'hccs_mesh'");

@@ -26,10 +26,12 @@ void check_link(const TopologySpec& spec, const hw::LinkSpec& link, std::string_
 
 void check_spec(const TopologySpec& spec) {
   if (spec.devices_per_node < 0 || spec.nodes_per_leaf < 1 || spec.spines < 0 ||
-      spec.supernode_size < 1 || spec.max_nodes < 0 || !(spec.oversubscription >= 1.0)) {
+      spec.supernode_size < 1 || spec.max_nodes < 0 || spec.allocation_unit < 0 ||
+      !(spec.oversubscription >= 1.0)) {
     fail(spec,
          "invalid topology counts: need devices_per_node >= 0, nodes_per_leaf >= 1, "
-         "spines >= 0, supernode_size >= 1, max_nodes >= 0 and oversubscription >= 1");
+         "spines >= 0, supernode_size >= 1, max_nodes >= 0, allocation_unit >= 0 and "
+         "oversubscription >= 1");
   }
   check_link(spec, spec.scale_up, "scale_up");
   check_link(spec, spec.scale_out, "scale_out");
@@ -46,7 +48,7 @@ int count_nodes(const TopologySpec& spec, int num_devices, int per_node) {
                      per_node),
          "multi-node clusters are made of whole nodes");
   }
-  int nodes = (num_devices + per_node - 1) / per_node;
+  const int nodes = (num_devices + per_node - 1) / per_node;
   if (spec.max_nodes > 0 && nodes > spec.max_nodes) {
     fail(spec, fmt::format("topology '{}' holds at most {} node(s) of {} devices; {} devices "
                            "requested",
@@ -71,13 +73,28 @@ hw::LinkSpec inherit(const hw::LinkSpec& given, const hw::LinkSpec& fallback) {
 
 }  // namespace
 
+int job_devices_per_node(const TopologySpec& spec, int node_devices, std::int64_t num_devices) {
+  if (node_devices < 1 || num_devices <= node_devices || num_devices % node_devices == 0) {
+    return node_devices;
+  }
+  const int unit = spec.allocation_unit;
+  if (unit < 1 || unit >= node_devices) {
+    return 0;
+  }
+  const std::int64_t nodes = (num_devices + node_devices - 1) / node_devices;
+  const std::int64_t per_node = num_devices / nodes;
+  return num_devices % nodes == 0 && per_node % unit == 0 ? static_cast<int>(per_node) : 0;
+}
+
 BuildInputs resolve_build_inputs(const TopologySpec& spec, const hw::Profile& profile,
                                  int num_devices) {
   check_spec(spec);
   BuildInputs in{spec};
   in.num_devices = num_devices;
-  in.devices_per_node =
+  const int node_devices =
       spec.devices_per_node > 0 ? spec.devices_per_node : profile.devices_per_node;
+  const int used = job_devices_per_node(spec, node_devices, num_devices);
+  in.devices_per_node = used > 0 ? used : node_devices;
   in.num_nodes = count_nodes(spec, num_devices, in.devices_per_node);
   in.scale_up = inherit(spec.scale_up, profile.scale_up);
   in.scale_out = inherit(spec.scale_out, profile.scale_out);
