@@ -74,8 +74,8 @@ void check_nodes(const Scenario& s, Violations& out) {
     return;
   }
   const auto& topo = s.cluster.topology;
-  const int node = topo.devices_per_node > 0 ? topo.devices_per_node
-                                             : s.cluster.profile->devices_per_node;
+  const int node =
+      topo.devices_per_node > 0 ? topo.devices_per_node : s.cluster.profile->devices_per_node;
   const std::int64_t n = s.cluster.devices;
   const std::string where = topo.devices_per_node > 0 ? "topology '" + topo.source + "'"
                                                       : "'" + s.cluster.profile->name + "'";
@@ -90,8 +90,8 @@ void check_nodes(const Scenario& s, Violations& out) {
                                topo.allocation_unit)});
   } else if (per_node == 0) {
     out.push_back({"cluster.devices",
-                   fmt::format("devices={} is not a multiple of the {} devices per node of {}",
-                               n, node, where),
+                   fmt::format("devices={} is not a multiple of the {} devices per node of {}", n,
+                               node, where),
                    "a cluster of more than one node is made of whole nodes"});
   }
   const std::int64_t nodes = (n + node - 1) / node;
