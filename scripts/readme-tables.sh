@@ -8,7 +8,7 @@
 #   tiny-run          build/tessera run scenarios/tiny.yaml (the Quick start), in a code fence
 #   validation-table  the table validation_test writes (build/tests/validation/validation_table.md;
 #                     run the test suite first)
-#   effects-table     the per-effect breakdown validation_test writes (effects_table.md)
+#   effects-table     the per-effect breakdown, pinned in tests/golden/effects_table.md
 #   h100-public-table the shipped H100 scenarios beside public measurements (h100_public_table.md)
 #   layer-table       one layer of Korthikanti's 22B model beside its Table 4 (layer_table.md)
 #   fsdp-run          build/tessera run scenarios/llama3-8b-fsdp-h100.yaml, in a code fence
@@ -77,9 +77,7 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"
-effects=$build/tests/validation/effects_table.md
-[ -f "$effects" ] || { echo "no $effects: run validation_test (ctest) first" >&2; exit 2; }
-cp "$effects" "$tmp/effects-table"
+cp tests/golden/effects_table.md "$tmp/effects-table"
 public=$build/tests/validation/h100_public_table.md
 [ -f "$public" ] || { echo "no $public: run validation_test (ctest) first" >&2; exit 2; }
 cp "$public" "$tmp/h100-public-table"

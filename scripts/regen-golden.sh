@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rewrites the golden results from the current build: every shipped scenario's summary.json
 # and ranks.csv (tests/golden/scenarios/<name>/), the corpus of published runs
-# (tests/golden/corpus/runs.csv) and the validation table (tests/golden/validation.csv). Run it only when a change is meant to move results, and say
-# in the commit which results moved and why.
+# (tests/golden/corpus/runs.csv), the validation table (tests/golden/validation.csv) and its
+# per-effect breakdown (tests/golden/effects_table.md). Run it only when a change is meant to
+# move results, and say in the commit which results moved and why.
 # Usage: scripts/regen-golden.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,10 @@ rm -f "$table"
 [ -f "$table" ] || { echo "validation_test wrote no $table" >&2; exit 1; }
 cp "$table" tests/golden/validation.csv
 echo "wrote tests/golden/validation.csv"
+effects=$build/tests/validation/effects_table.md
+rm -f "$effects"
+"$build/tests/validation/effects_test" >/dev/null || true
+[ -f "$effects" ] || { echo "effects_test wrote no $effects" >&2; exit 1; }
+cp "$effects" tests/golden/effects_table.md
+echo "wrote tests/golden/effects_table.md"
 git status --short tests/golden

@@ -113,9 +113,9 @@ TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
        "`training.fp8_param_gather` (Megatron's FP8 weights in the parameter all-gather) is not "
        "modelled yet"},
   };
-  for (const auto& [set, message] : cases) {
-    std::string e = error_of([&] { (void)tiny({set}); });
-    EXPECT_EQ(e.rfind("--set " + set + ": error: " + message, 0), 0U) << e;
+  for (const auto& c : cases) {
+    std::string e = error_of([&] { (void)tiny({c.first}); });
+    EXPECT_EQ(e.rfind("--set " + c.first + ": error: " + c.second, 0), 0U) << e;
   }
 }
 
