@@ -24,6 +24,16 @@ std::string source_of(const YamlNode& c) {
   return ref.substr(0, ref.find('@'));
 }
 
+// torch.compile: the training section's `compile`, or, where it says nothing, the title of the
+// source's table ("FSDP + CP + torch.compile + Float8").
+bool torch_compile(const YamlNode& c) {
+  if (auto k = c.at("training").find("compile")) {
+    return lenient_bool(*k).value_or(false);
+  }
+  const auto s = c.find("source");
+  return s && s->is_map() && s->has("table") && contains(text_of(s->at("table")), "compile");
+}
+
 Framework framework_of(const YamlNode& c, const std::string& source, Translation& t) {
   std::string text = source;
   if (auto f = c.find("framework")) {
@@ -187,6 +197,7 @@ Run translate_variant(const YamlNode& c, const std::optional<YamlNode>& models,
     model = models->at(key);
   }
   translate_model(model, c, t);
+  t.compiled = torch_compile(c);
   translate_training(c.at("training"), t);
   translate_parallelism(c.at("parallelism"), c.at("training"), model.has("moe"), t);
   const std::int64_t devices = translate_cluster(c.at("cluster"), t);

@@ -120,8 +120,9 @@ void translate_kernels(const YamlNode& tr, Translation& t) {
       t.set("training.cuda_graphs", "true", *g);
     }
   }
-  if (auto c = tr.find("compile"); c && lenient_bool(*c).value_or(false)) {
-    t.note("torch.compile not modelled (its fused elementwise kernels)");
+  // TorchTitan without torch.compile runs its norms and SwiGLU op by op (PyTorch eager).
+  if (t.framework == Framework::kTorchTitan && !t.compiled) {
+    t.set("training.elementwise", "eager", tr);
   }
   // Fused attention: Transformer Engine runs cuDNN's kernels (the platform's best); PyTorch's
   // SDPA dispatched FlashAttention-2 on Hopper until 2.9 and Composer ran flash-attn 2 / Triton.

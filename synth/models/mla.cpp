@@ -19,7 +19,7 @@ namespace {
 // An RMSNorm over the latent dimension `label`, with its weight.
 TensorId latent_norm(Graph& g, const Scenario& s, const std::string& name, TensorId x, char label) {
   TensorId gamma = g.weight(name + ".weight", Layout(std::string(1, label)), s.training.precision);
-  return g.norm(name, x, gamma, label);
+  return g.norm(name, x, gamma, label, s.training.eager_elementwise);
 }
 
 // [b, seq, heads, width] with batch over dp and heads over tp: one head's slice of a

@@ -69,7 +69,7 @@ TensorId experts(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId rows)
   TensorId h1 =
       linear(g, fp8, "moe.experts.fc1", std::string("nxirh,xh") + w + "->nxir" + w, rows, w1);
   TensorId act = gelu ? g.unary(OpKind::kGelu, "moe.experts.gelu", h1)
-                      : g.swiglu("moe.experts.swiglu", h1, 'u');
+                      : g.swiglu("moe.experts.swiglu", h1, 'u', s.training.eager_elementwise);
   TensorId w2 = expert_weight(g, s, "moe.experts.fc2.weight", "xuh", 'u');
   return linear(g, fp8, "moe.experts.fc2", "nxiru,xuh->nxirh", act, w2);
 }

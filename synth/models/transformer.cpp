@@ -32,7 +32,9 @@ Layout sharded(const std::string& labels, char dim, Axis a) {
 
 TensorId norm(Graph& g, const Scenario& s, const std::string& name, TensorId x) {
   TensorId gamma = g.weight(name + ".weight", Layout("h"), s.training.precision);
-  return g.norm(name, x, gamma, 'h');
+  // PyTorch eager runs LayerNorm as one native kernel, RMSNorm as a chain of ops.
+  const bool eager = s.training.eager_elementwise && s.model.norm == NormKind::kRmsNorm;
+  return g.norm(name, x, gamma, 'h', eager);
 }
 
 // Megatron's local linear layers (transformer_impl: local) add the biases outside the GEMMs:
@@ -59,8 +61,8 @@ TensorId mlp_branch(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln
   const std::string p = m.prefix;
   TensorId w1 = g.weight(p + ".fc1.weight", sharded(std::string("h") + e, e, Axis::kTP), dt);
   TensorId h1 = linear(g, fp8, p + ".fc1", std::string("bsh,h") + e + "->bs" + e, ln, w1);
-  TensorId act =
-      gelu ? g.unary(OpKind::kGelu, p + ".gelu", h1) : g.swiglu(p + ".swiglu", h1, m.width);
+  TensorId act = gelu ? g.unary(OpKind::kGelu, p + ".gelu", h1)
+                      : g.swiglu(p + ".swiglu", h1, m.width, s.training.eager_elementwise);
   if (m.bias) {
     act = with_fused_bias(g, s, act);
   }

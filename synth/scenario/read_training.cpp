@@ -18,13 +18,14 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 19> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 20> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
                                                             "fp8_recipe",
                                                             "recompute",
                                                             "attention",
+                                                            "elementwise",
                                                             "distributed_optimizer",
                                                             "grad_bucket",
                                                             "overlap_grad_reduce",
@@ -203,6 +204,10 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
     t.attention = kernel == "flash"    ? AttentionKernel::kFlash
                   : kernel == "flash2" ? AttentionKernel::kFlash2
                                        : AttentionKernel::kUnfused;
+  }
+  if (auto v = n.find("elementwise")) {
+    constexpr std::array<std::string_view, 2> kElementwise = {"fused", "eager"};
+    t.eager_elementwise = v->as_choice(kElementwise) == "eager";
   }
   read_bool(n, "overlap_grad_reduce", t.overlap_grad_reduce);
   read_bool(n, "overlap_param_gather", t.overlap_param_gather);

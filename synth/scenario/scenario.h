@@ -177,6 +177,11 @@ struct TrainingConfig {
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;
   AttentionKernel attention = AttentionKernel::kFlash;
+  // RMSNorm and SwiGLU as PyTorch eager mode runs them (`elementwise: eager`: a chain of
+  // single-op kernels with fp32 intermediates, as TorchTitan without torch.compile; LayerNorm
+  // and GeLU are one native kernel either way); the default `fused`: one kernel each
+  // (Transformer Engine, torch.compile, Apex).
+  bool eager_elementwise = false;
   double grad_bucket_bytes = 0.0;  // DP gradient bucket size; 0: Megatron's default
   // Reduce gradient buckets while backward still runs (Megatron-Core DDP, 2023 on); off: one
   // reduction after the whole backward pass (Megatron-LM's LocalDDP of 2021-22).

@@ -217,8 +217,10 @@ void Autodiff::backward_of(OpId id) {
       einsum_backward(op, dy);
       break;
     case OpKind::kNorm: {
-      TensorId dx =
-          kernel(op.name + ".bwd", OpClass::kNorm, {op.in[0], dy}, x0.layout, x0.dtype, 10.0);
+      const double eager =
+          op.eager ? eager_extra_bytes(op.kind, true, x0.dtype, g_.elements_of(op.in[0])) : 0.0;
+      TensorId dx = kernel(op.name + ".bwd", OpClass::kNorm, {op.in[0], dy}, x0.layout, x0.dtype,
+                           10.0, eager);
       contribute(op.in[0], dx);
       Layout gl = g_.tensor(op.in[1]).layout;  // gamma: partial over the axes of the rows
       for (char l : x0.layout.labels) {
@@ -235,8 +237,10 @@ void Autodiff::backward_of(OpId id) {
     }
     case OpKind::kGelu:
     case OpKind::kSwiglu: {
+      const double eager =
+          op.eager ? eager_extra_bytes(op.kind, true, x0.dtype, g_.elements_of(op.out[0])) : 0.0;
       TensorId dx = kernel(op.name + ".bwd", OpClass::kElementwise, {op.in[0], dy}, x0.layout,
-                           x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0);
+                           x0.dtype, op.kind == OpKind::kGelu ? 20.0 : 12.0, eager);
       contribute(op.in[0], dx);
       if (op.bias) {
         bias_grad(op.name + ".bias_grad", dx);

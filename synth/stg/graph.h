@@ -101,7 +101,14 @@ struct Op {
   // kLoss: Megatron's unfused vocabulary-parallel cross-entropy, pass by pass (fp32 copy of
   // the logits, max, subtract, exp, sum, divide; backward: scale, cast back).
   bool unfused_loss = false;
+  // kNorm, kSwiglu: run as PyTorch eager's op-by-op chain (Graph::norm); backward too.
+  bool eager = false;
 };
+
+// The HBM traffic PyTorch eager mode adds to a norm (RMSNorm, per element of its input) or a
+// SwiGLU (per element of its output), forward or backward, over the one fused kernel's
+// (docs/eager_elementwise.md): the chain of single-op kernels and its fp32 intermediates.
+double eager_extra_bytes(OpKind kind, bool backward, DType dtype, std::int64_t elements);
 
 struct EinsumSpec;
 
@@ -128,9 +135,13 @@ class Graph {
 
   // Forward operations. Each returns its output tensor.
   TensorId einsum(const std::string& name, const std::string& spec, TensorId a, TensorId b);
-  TensorId norm(const std::string& name, TensorId x, TensorId gamma, char normalized);
+  // `eager`: PyTorch eager mode's chain of single-op kernels with fp32 intermediates in place
+  // of one fused kernel (norms and SwiGLU; docs/eager_elementwise.md), counted as one kernel
+  // whose HBM traffic is the whole chain's.
+  TensorId norm(const std::string& name, TensorId x, TensorId gamma, char normalized,
+                bool eager = false);
   TensorId unary(OpKind kind, const std::string& name, TensorId x, char reduced = 0);
-  TensorId swiglu(const std::string& name, TensorId x, char out_label);
+  TensorId swiglu(const std::string& name, TensorId x, char out_label, bool eager = false);
   std::pair<TensorId, TensorId> dropout(const std::string& name, TensorId x);  // (out, mask)
   // Fused bias-dropout-add onto the residual stream; `x` is brought to the residual's layout.
   TensorId dropout_add(const std::string& name, TensorId x, TensorId residual, bool dropout);

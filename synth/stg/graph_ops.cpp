@@ -47,12 +47,18 @@ Op Graph::streaming_op(OpKind kind, const std::string& name, std::vector<TensorI
   return op;
 }
 
-TensorId Graph::norm(const std::string& name, TensorId x, TensorId gamma, char normalized) {
+TensorId Graph::norm(const std::string& name, TensorId x, TensorId gamma, char normalized,
+                     bool eager) {
   x = convert(x, whole(tensor(x).layout, normalized), phase_);
   TensorId y = new_tensor(name, tensor(x).layout, tensor(x).dtype);
   // Mean, variance, normalise, scale (and shift): ~8 FLOPs per element.
-  append(streaming_op(OpKind::kNorm, name, {x, gamma}, {y}, OpClass::kNorm,
-                      8.0 * static_cast<double>(elements_of(x))));
+  Op op = streaming_op(OpKind::kNorm, name, {x, gamma}, {y}, OpClass::kNorm,
+                       8.0 * static_cast<double>(elements_of(x)));
+  if (eager) {
+    op.eager = true;
+    op.bytes += eager_extra_bytes(OpKind::kNorm, false, tensor(x).dtype, elements_of(x));
+  }
+  append(std::move(op));
   return y;
 }
 
@@ -66,13 +72,18 @@ TensorId Graph::unary(OpKind kind, const std::string& name, TensorId x, char red
   return y;
 }
 
-TensorId Graph::swiglu(const std::string& name, TensorId x, char out_label) {
+TensorId Graph::swiglu(const std::string& name, TensorId x, char out_label, bool eager) {
   x = convert(x, without_partial(tensor(x).layout), phase_);
   Layout out = tensor(x).layout;
   out.labels.back() = out_label;  // [.., 2f] -> [.., f], same sharding
   TensorId y = new_tensor(name, out, tensor(x).dtype);
-  append(streaming_op(OpKind::kSwiglu, name, {x}, {y}, OpClass::kElementwise,
-                      8.0 * static_cast<double>(elements_of(y))));  // silu(gate) * up
+  Op op = streaming_op(OpKind::kSwiglu, name, {x}, {y}, OpClass::kElementwise,
+                       8.0 * static_cast<double>(elements_of(y)));  // silu(gate) * up
+  if (eager) {
+    op.eager = true;
+    op.bytes += eager_extra_bytes(OpKind::kSwiglu, false, tensor(x).dtype, elements_of(y));
+  }
+  append(std::move(op));
   return y;
 }
 

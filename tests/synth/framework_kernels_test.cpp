@@ -133,5 +133,39 @@ TEST(FrameworkKernels, UnfusedCrossEntropyRunsPassByPass) {
   }
 }
 
+// PyTorch eager's RMSNorm and SwiGLU (docs/eager_elementwise.md), on one Llama-style layer
+// in fp16 (X = 2 bytes; tp 2, no SP, so the norms see whole rows): the norm's chain adds
+// 2X + 28 bytes per element forward and 3X + 48 backward over the fused kernel's x, gamma
+// and y (x, dy, dx); SwiGLU's adds 2X and 4X per output element. LayerNorm stays one kernel.
+TEST(FrameworkKernels, EagerNormsAndSwigluRunTheirOpChains) {
+  std::map<std::string, double> fused;
+  for (bool eager : {false, true}) {
+    Scenario s = layer_scenario(TransformerImpl::kTransformerEngine, true, false);
+    s.model.norm = NormKind::kRmsNorm;
+    s.model.activation = Activation::kSwiglu;
+    s.training.eager_elementwise = eager;
+    models::Block b = models::make_layer(s);
+    std::map<std::string, double> ops = ops_ending(b, "norm");
+    for (const auto& [name, bytes] : ops_ending(b, ".bwd")) {
+      ops[name] = bytes;
+    }
+    if (!eager) {
+      fused = ops;
+      continue;
+    }
+    const double rows = kT * kH;           // a norm's elements
+    const double act = kT * 4 * kH / kTp;  // SwiGLU's output elements on a rank
+    EXPECT_DOUBLE_EQ(ops["attn.norm"] - fused["attn.norm"], rows * (2 * 2 + 28));
+    EXPECT_DOUBLE_EQ(ops["mlp.norm.bwd"] - fused["mlp.norm.bwd"], rows * (3 * 2 + 48));
+    EXPECT_DOUBLE_EQ(ops["mlp.swiglu.bwd"] - fused["mlp.swiglu.bwd"], act * 4 * 2);
+    EXPECT_DOUBLE_EQ(ops["attn.proj.bwd"], fused["attn.proj.bwd"]);  // GEMMs untouched
+  }
+  Scenario layer_norm = layer_scenario(TransformerImpl::kTransformerEngine, true, false);
+  const double one_kernel = ops_ending(models::make_layer(layer_norm), "attn.norm")["attn.norm"];
+  layer_norm.training.eager_elementwise = true;
+  EXPECT_DOUBLE_EQ(ops_ending(models::make_layer(layer_norm), "attn.norm")["attn.norm"],
+                   one_kernel);
+}
+
 }  // namespace
 }  // namespace tessera::synth
