@@ -18,6 +18,9 @@
 #                     its speed line (points/s), in a code fence
 #   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --summary
 #   profile-parameters build/tessera list --parameters (docs/profile_parameters.md)
+#   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --profile
+#                     h100-sxm --fit under_load.math: the fitted value, each source left out
+#                     in turn and the errors (about a minute on 2 cores)
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +77,12 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
 } >"$tmp/search-run"
 "$build/tessera" runs tests/validation/runs/public_runs.yaml --summary >"$tmp/corpus-table"
 "$build/tessera" list --parameters >"$tmp/profile-parameters"
+mkdir -p "$tmp/calibrated"
+"$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile h100-sxm \
+  --fit under_load.math --out "$tmp/calibrated/h100.yaml" |
+  awk '/^\| parameter \|/ || /^\| source left out \|/ {show = 1}
+       /^$/ {if (show) print; show = 0}
+       show || /^median abs. error/' >"$tmp/calibration-h100"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"
