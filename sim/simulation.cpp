@@ -158,6 +158,7 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
                         .paths = &paths,
                         .compute = compute.get(),
                         .profile = &profile,
+                        .devices_per_node = cluster.devices_per_node(),
                         .record_timeline = options.record_timeline,
                         .recorded = {},
                         .eager_sends = options.eager_sends,

@@ -153,7 +153,7 @@ void Executor::change_load(std::uint32_t inst, const graph::Node& coll, bool beg
   const hw::Profile& p = *setup_.profile;
   const graph::Group& group =
       setup_.graph->groups[static_cast<std::size_t>(s.spec->group(coll.group))];
-  const CollectiveLoad l = collective_load(coll, group, p, sms);
+  const CollectiveLoad l = collective_load(coll, group, p, sms, setup_.devices_per_node);
   if (begins) {
     s.load.add(l);
   } else {

@@ -29,6 +29,7 @@ struct ExecSetup {
   const CommPaths* paths = nullptr;
   const models::ComputeModel* compute = nullptr;
   const hw::Profile* profile = nullptr;
+  int devices_per_node = 0;  // the job's devices in one node (topology::Cluster); 0: profile's
   bool record_timeline = false;
   std::vector<char> recorded;  // with record_timeline, per instance (empty: all of them)
   // Sends start without waiting for their recv and complete on delivery (ASTRA-sim's

@@ -29,8 +29,9 @@ int collective_sms(const graph::Node& coll, const hw::Profile& p, int chosen) {
 }
 
 CollectiveLoad collective_load(const graph::Node& coll, const graph::Group& group,
-                               const hw::Profile& p, int chosen_sms) {
-  const hw::LinkSpec& link = one_node(group, p.devices_per_node) ? p.scale_up : p.scale_out;
+                               const hw::Profile& p, int chosen_sms, int per_node) {
+  const int node = per_node > 0 ? per_node : p.devices_per_node;
+  const hw::LinkSpec& link = one_node(group, node) ? p.scale_up : p.scale_out;
   const bool reduces =
       coll.coll == graph::CollType::kAllReduce || coll.coll == graph::CollType::kReduceScatter;
   const double bytes_per_sent = reduces ? 3.0 : 2.0;

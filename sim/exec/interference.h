@@ -29,8 +29,9 @@ int collective_sms(const graph::Node& coll, const hw::Profile& p, int chosen);
 // The collective's load: its SMs, and its HBM traffic at the bandwidth of the slowest link
 // class its group crosses (scale-up inside a node, scale-out across nodes): per byte sent it
 // reads 1 byte and writes the byte it receives, and a reduction reads its local operand too.
+// `per_node`: the devices of the job in one node (the cluster's; 0: the profile's).
 CollectiveLoad collective_load(const graph::Node& coll, const graph::Group& group,
-                               const hw::Profile& p, int chosen_sms);
+                               const hw::Profile& p, int chosen_sms, int per_node = 0);
 
 // The rate (1: undisturbed) of `kernel` beside collectives holding `load` in all: a
 // compute-bound kernel (its FLOPs take longer than its bytes at the profile's peaks) runs on

@@ -57,6 +57,9 @@ TEST(Interference, MemoryBoundKernelsLoseTheCollectiveHbmShare) {
   // Across nodes the NIC (50 GB/s) sets the pace; an all-gather moves 2 bytes per byte.
   rs.coll = graph::CollType::kAllGather;
   EXPECT_DOUBLE_EQ(collective_load(rs, pair_group(0, 8), p, 0).hbm_share, 2.0 * 50e9 / 2e12);
+  // The job's node size, where it uses part of each node (4 of the profile's 8 here), decides.
+  EXPECT_DOUBLE_EQ(collective_load(rs, pair_group(3, 4), p, 0, 4).hbm_share, 2.0 * 50e9 / 2e12);
+  EXPECT_DOUBLE_EQ(collective_load(rs, pair_group(3, 4), p, 0).hbm_share, 2.0 * 100e9 / 2e12);
   EXPECT_DOUBLE_EQ(interfered_rate(kernel(1.0, 1e9), p, in_node), 1.0 - 0.15);
   graph::Node fixed = kernel(1.0, 1e9);
   fixed.fixed_duration = 5;
