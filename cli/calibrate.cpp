@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tessera calibrate RUNS --profile NAME --out PROFILE.yaml`: fits the profile's physical
-// parameters to the measured runs on it and writes a profile that extends it, with the fit
-// report beside it (experiments/calibrate/, docs/calibration.md).
+// parameters to the measured runs on it (or its kernel models to the microbenchmarks a fits
+// file names) and writes a profile that extends it, with the fit report beside it
+// (experiments/calibrate/, docs/calibration.md).
 #include "experiments/calibrate/calibrate.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
+#include "experiments/calibrate/microbench.h"
 #include "experiments/compare_files.h"
 
 namespace tessera::cli {
@@ -21,7 +23,11 @@ namespace tessera::cli {
 void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
   a.command = app.add_subcommand("calibrate",
                                  "fit a hardware profile's physical parameters to measured runs");
-  a.command->add_option("runs", a.runs, "runs file (YAML corpus schema, or CSV)")->required();
+  a.command
+      ->add_option("runs", a.runs,
+                   "runs file (YAML corpus schema, or CSV), or a microbenchmark fits file "
+                   "(calibration/microbench/fits.yaml)")
+      ->required();
   a.command->add_option("--profile", a.profile, "the profile to calibrate (name or path)")
       ->required();
   a.command->add_option("--out", a.out, "the calibrated profile to write (PROFILE.yaml)")
@@ -32,8 +38,8 @@ void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
                    "--parameters)")
       ->delimiter(',');
   a.command->add_flag("--no-hold-out", a.no_hold_out,
-                      "skip leaving each source out in turn (faster; no held-out error)");
-  a.command->add_option("--jobs", a.jobs, "simulations at once (default: every core)")
+                      "runs: skip leaving each source out in turn (faster; no held-out error)");
+  a.command->add_option("--jobs", a.jobs, "runs: simulations at once (default: every core)")
       ->check(CLI::Range(1, 1024));
 }
 
@@ -45,18 +51,29 @@ int calibrate(const CalibrateArgs& a) {
     throw base::InputError(
         fmt::format("--out '{}': expected a profile file name ending in .yaml", a.out));
   }
-  const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
-  const hw::Profile base = hw::load_profile(a.profile);
-  experiments::calibrate::Options opt;
-  opt.fit = a.fit;
-  opt.hold_out = !a.no_hold_out;
-  opt.jobs = a.jobs;
-  const experiments::calibrate::Calibration c = experiments::calibrate::calibrate(file, base, opt);
-  prepare_output_prefix("--out", a.out);  // only now: a refused input writes nothing
   const std::string name = fs::path(a.out).stem().string();
   const std::string report_path = (fs::path(a.out).parent_path() / (name + ".fit.md")).string();
-  experiments::open_for_writing(a.out) << experiments::calibrate::profile_yaml(c, name, a.runs);
-  const std::string text = experiments::calibrate::report(c);
+  namespace cal = experiments::calibrate;
+  std::string profile;
+  std::string text;
+  if (cal::is_microbench_fits(a.runs)) {
+    const cal::MicrobenchCalibration c =
+        cal::calibrate_microbench(a.runs, hw::load_profile(a.profile), a.fit);
+    profile = cal::microbench_profile_yaml(c, name, a.runs);
+    text = cal::microbench_report(c);
+  } else {
+    const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
+    const hw::Profile base = hw::load_profile(a.profile);
+    cal::Options opt;
+    opt.fit = a.fit;
+    opt.hold_out = !a.no_hold_out;
+    opt.jobs = a.jobs;
+    const cal::Calibration c = cal::calibrate(file, base, opt);
+    profile = cal::profile_yaml(c, name, a.runs);
+    text = cal::report(c);
+  }
+  prepare_output_prefix("--out", a.out);  // only now: a refused input writes nothing
+  experiments::open_for_writing(a.out) << profile;
   experiments::open_for_writing(report_path) << text;
   std::cout << text;
   fmt::print("wrote {} and {}\n", a.out, report_path);

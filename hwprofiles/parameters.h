@@ -7,9 +7,11 @@
 // adding a key is one entry in parameters_*.cpp.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/units.h"
 #include "base/yaml_reader.h"
@@ -44,7 +46,30 @@ struct Parameter {
   // kCustom: reads the node into the profile; writes the value as YAML flow text.
   void (*read)(const base::YamlNode&, Profile&) = nullptr;
   std::string (*write)(const Profile&) = nullptr;
+  // kCustom maps of fractions by head dim (attention.forward): the points, so that a fit can
+  // move one entry (Scalar).
+  std::vector<AttentionModel::Point>* (*points)(Profile&) = nullptr;
 };
+
+// One number a fit can move: a numeric parameter ("gemm.k_half"), or one entry of a map of
+// fractions ("attention.forward.128": the forward plateau at head dim 128). Its bounds start
+// as the parameter's; a fit may narrow them.
+struct Scalar {
+  const Parameter* parameter = nullptr;
+  int key = 0;  // the map entry (a head dim); 0 for a numeric parameter
+  std::string path;
+  double lo = 0.0;
+  double hi = 0.0;
+  // Throws base::InputError when the map has no entry `key` in `p`.
+  [[nodiscard]] double get(const Profile& p) const;
+  void set(Profile& p, double value) const;
+  // The value as a profile writes it; a map entry as a plain number.
+  [[nodiscard]] std::string format(double value) const;
+  [[nodiscard]] bool is_map_entry() const { return parameter->points != nullptr; }
+};
+
+// The scalar `path` names; nullopt when it names no numeric parameter and no map entry.
+std::optional<Scalar> find_scalar(std::string_view path);
 
 // An optional block of keys and what giving it turns on.
 struct ParameterGroup {

@@ -86,6 +86,17 @@ std::string write_points(const std::vector<AttentionModel::Point>& points) {
   return "{" + out + "}";
 }
 
+// A map of fractions by head dim, read, written and reached entry by entry through Ref (a
+// generic lambda returning the profile's vector of points).
+template <auto Ref>
+Parameter points_map(std::string_view path, std::string_view doc, std::string_view source) {
+  Parameter p = custom(
+      path, true, doc, source, [](const YamlNode& n, Profile& pr) { Ref(pr) = read_points(n); },
+      [](const Profile& pr) { return write_points(Ref(pr)); });
+  p.points = [](Profile& pr) { return &Ref(pr); };
+  return p;
+}
+
 using D = Dimension;
 
 // The part: its peaks and HBM.
@@ -161,14 +172,10 @@ std::vector<Parameter> gemm_keys() {
 // Fused attention, launch costs and what a training run adds under load.
 std::vector<Parameter> kernel_keys() {
   return {
-      custom(
-          "attention.forward", true, "fused attention's forward fraction of peak, by head dim",
-          kMicro, [](const YamlNode& n, Profile& p) { p.attention.forward = read_points(n); },
-          [](const Profile& p) { return write_points(p.attention.forward); }),
-      custom(
-          "attention.backward", true, "the same for the backward pass", kMicro,
-          [](const YamlNode& n, Profile& p) { p.attention.backward = read_points(n); },
-          [](const Profile& p) { return write_points(p.attention.backward); }),
+      points_map<[](auto& p) -> auto& { return p.attention.forward; }>(
+          "attention.forward", "fused attention's forward fraction of peak, by head dim", kMicro),
+      points_map<[](auto& p) -> auto& { return p.attention.backward; }>(
+          "attention.backward", "the same for the backward pass", kMicro),
       integer("attention.seq_half.forward", 0, 1 << 24, true,
               "tokens at which the forward reaches half its plateau", kMicro,
               field<[](auto& p) -> auto& { return p.attention.seq_half_forward; }>()),
@@ -218,14 +225,11 @@ std::vector<Parameter> kernel_keys() {
 std::vector<Parameter> fa2_keys() {
   constexpr const char* kFa2 = "fitted to fa2-* and the SDPA flash backend rows of attention.yaml";
   const std::vector<Parameter> keys = {
-      custom(
-          "attention.fa2.forward", true, "FlashAttention-2's forward fraction of peak, by head dim",
-          kFa2, [](const YamlNode& n, Profile& p) { p.attention_fa2->forward = read_points(n); },
-          [](const Profile& p) { return write_points(p.attention_fa2.value().forward); }),
-      custom(
-          "attention.fa2.backward", true, "the same for its backward pass", kFa2,
-          [](const YamlNode& n, Profile& p) { p.attention_fa2->backward = read_points(n); },
-          [](const Profile& p) { return write_points(p.attention_fa2.value().backward); }),
+      points_map<[](auto& p) -> auto& { return p.attention_fa2.value().forward; }>(
+          "attention.fa2.forward", "FlashAttention-2's forward fraction of peak, by head dim",
+          kFa2),
+      points_map<[](auto& p) -> auto& { return p.attention_fa2.value().backward; }>(
+          "attention.fa2.backward", "the same for its backward pass", kFa2),
       integer("attention.fa2.seq_half.forward", 0, 1 << 24, true,
               "tokens at which its forward reaches half its plateau", kFa2,
               field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_forward; }>()),

@@ -22,40 +22,33 @@ using Vec = std::vector<double>;
 // steers away from it.
 constexpr double kFailed = 2.0;
 
-std::vector<const hw::Parameter*> chosen(const Options& opt) {
-  std::vector<const hw::Parameter*> out;
+std::vector<hw::Scalar> chosen(const Options& opt) {
+  std::vector<hw::Scalar> out;
   if (opt.fit.empty()) {
     for (const hw::Parameter& p : hw::profile_parameters()) {
       if (p.fitted) {
-        out.push_back(&p);
+        out.push_back(*hw::find_scalar(p.path));
       }
     }
     return out;
   }
   for (const std::string& path : opt.fit) {
-    const hw::Parameter* p = hw::find_parameter(path);
-    if (p == nullptr || p->kind == hw::Parameter::Kind::kCustom ||
-        p->kind == hw::Parameter::Kind::kFlag) {
+    std::optional<hw::Scalar> s = hw::find_scalar(path);
+    if (!s || std::isinf(s->hi)) {
       throw base::InputError(fmt::format(
-          "--fit '{}': not a numeric profile parameter (tessera list --parameters)", path));
+          "--fit '{}': not a bounded number of the profile parameter table (tessera list "
+          "--parameters; one head dim of a map is written attention.forward.128)",
+          path));
     }
-    out.push_back(p);
+    out.push_back(*s);
   }
   return out;
-}
-
-double to_unit(const hw::Parameter& p, double v) {
-  return std::clamp((v - p.lo) / (p.hi - p.lo), 0.0, 1.0);
-}
-
-double from_unit(const hw::Parameter& p, double u) {
-  return p.lo + u * (p.hi - p.lo);
 }
 
 // The runs of the file on `base` whose step time could be simulated.
 struct Problem {
   const hw::Profile* base = nullptr;
-  std::vector<const hw::Parameter*> params;
+  std::vector<hw::Scalar> params;
   std::vector<RunResidual> runs;
 };
 
@@ -63,7 +56,7 @@ struct Problem {
 hw::Profile profile_of(const Problem& pb, const runs::Run& run, const Vec& values) {
   hw::Profile p = synth::hardware_profile(*run.scenario);
   for (std::size_t j = 0; j < pb.params.size(); ++j) {
-    pb.params[j]->set(p, values[j]);
+    pb.params[j].set(p, values[j]);
   }
   return p;
 }
@@ -83,7 +76,7 @@ double simulate(const runs::Run& run, const hw::Profile& profile, double* model_
 Vec values_at(const Problem& pb, const Vec& u) {
   Vec v;
   for (std::size_t j = 0; j < pb.params.size(); ++j) {
-    v.push_back(from_unit(*pb.params[j], u[j]));
+    v.push_back(from_unit(pb.params[j], u[j]));
   }
   return v;
 }
@@ -92,7 +85,7 @@ hw::Profile at(const Problem& pb, const Vec& u) {
   hw::Profile p = *pb.base;
   const Vec v = values_at(pb, u);
   for (std::size_t j = 0; j < pb.params.size(); ++j) {
-    pb.params[j]->set(p, v[j]);
+    pb.params[j].set(p, v[j]);
   }
   return p;
 }
@@ -217,7 +210,7 @@ void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
       errors.push_back(run.held_out_s / run.measured_s - 1.0);
     }
     for (std::size_t j = 0; j < pb.params.size(); ++j) {
-      fold.values.push_back(from_unit(*pb.params[j], u[j]));
+      fold.values.push_back(from_unit(pb.params[j], u[j]));
     }
     fold.median_abs = median_abs_error(errors);
     c.folds.push_back(std::move(fold));
@@ -225,6 +218,14 @@ void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
 }
 
 }  // namespace
+
+double to_unit(const hw::Scalar& p, double v) {
+  return std::clamp((v - p.lo) / (p.hi - p.lo), 0.0, 1.0);
+}
+
+double from_unit(const hw::Scalar& p, double u) {
+  return p.lo + u * (p.hi - p.lo);
+}
 
 double median_abs_error(const std::vector<double>& errors) {
   if (errors.empty()) {
@@ -247,15 +248,15 @@ Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const
   c.base = base.name;
   Problem pb = prepare(file, base, opt, c);
   Vec u0;
-  for (const hw::Parameter* p : pb.params) {
-    u0.push_back(to_unit(*p, p->get(base)));
+  for (const hw::Scalar& p : pb.params) {
+    u0.push_back(to_unit(p, p.get(base)));
   }
   const FitResult full = fit_subset(pb, all_runs(pb), u0, 12, c.simulations);
   c.iterations = full.iterations;
   c.fitted = at(pb, full.u);
   for (std::size_t j = 0; j < pb.params.size(); ++j) {
-    const hw::Parameter& p = *pb.params[j];
-    c.parameters.push_back({&p, p.get(base), from_unit(p, full.u[j]),
+    const hw::Scalar& p = pb.params[j];
+    c.parameters.push_back({p, p.get(base), from_unit(p, full.u[j]),
                             full.sigma_u[j] * (p.hi - p.lo), full.informed[j]});
   }
   for (std::size_t i = 0; i < pb.runs.size(); ++i) {

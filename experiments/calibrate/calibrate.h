@@ -16,13 +16,13 @@
 namespace tessera::experiments::calibrate {
 
 struct Options {
-  std::vector<std::string> fit;  // parameter paths; empty: every `fitted` one of the table
+  std::vector<std::string> fit;  // scalar paths (hw::find_scalar); empty: every `fitted` one
   bool hold_out = true;          // leave each source out in turn
   int jobs = 0;                  // threads (0: every core)
 };
 
 struct ParameterValue {
-  const hw::Parameter* parameter = nullptr;
+  hw::Scalar scalar;
   double start = 0.0;  // the base profile's value (SI units)
   double value = 0.0;  // fitted; the start when the runs do not inform it
   double sigma = 0.0;  // one standard deviation
@@ -64,8 +64,17 @@ Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const
 // The calibrated profile as a file named `name` that extends the base and gives the fitted
 // values, with the fit's figures in its comments.
 std::string profile_yaml(const Calibration& c, const std::string& name, const std::string& runs);
+// The informed values of `values` as nested profile YAML (a map entry writes its whole map as
+// `fitted` has it), each with its uncertainty and start in a comment.
+std::string values_yaml(const std::vector<ParameterValue>& values, const hw::Profile& fitted);
+// The values as a markdown table: start, fitted, uncertainty.
+std::string parameters_table(const std::vector<ParameterValue>& values);
 // The fit report: every value with its uncertainty, every run's residual, the held-out errors.
 std::string report(const Calibration& c);
+
+// A scalar's value as a point of [0, 1] between its bounds (clamped), and back.
+double to_unit(const hw::Scalar& p, double v);
+double from_unit(const hw::Scalar& p, double u);
 
 // Errors of a list of residual rows (predicted / measured - 1): median absolute, signed mean.
 double median_abs_error(const std::vector<double>& errors);

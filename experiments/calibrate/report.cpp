@@ -3,6 +3,7 @@
 // gives the fitted values) and the fit report.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -44,39 +45,63 @@ std::string sources_of(const Calibration& c) {
   return out;
 }
 
-std::string split_key(const std::string& path, std::string& rest) {
-  const auto dot = path.find('.');
-  rest = dot == std::string::npos ? "" : path.substr(dot + 1);
-  return path.substr(0, dot);
-}
+// A nested YAML map under construction: keys in the order first given.
+struct YamlTree {
+  std::string value;  // a leaf's value and comment
+  std::vector<std::string> keys;
+  std::vector<YamlTree> children;  // one per key
 
-// The fitted values as nested YAML, one section per first key, in the order of the table.
-std::string values_yaml(const Calibration& c) {
-  std::string out;
-  std::string open;
-  for (const ParameterValue& v : c.parameters) {
+  YamlTree& child(const std::string& key) {
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it != keys.end()) {
+      return children[static_cast<std::size_t>(it - keys.begin())];
+    }
+    keys.push_back(key);
+    return children.emplace_back();
+  }
+  void add(const std::string& path, const std::string& leaf) {
+    const auto dot = path.find('.');
+    if (dot == std::string::npos) {
+      child(path).value = leaf;
+    } else {
+      child(path.substr(0, dot)).add(path.substr(dot + 1), leaf);
+    }
+  }
+  [[nodiscard]] std::string text(int indent = 0) const {
+    std::string out;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const YamlTree& t = children[i];
+      out += fmt::format("{:{}}{}:{}\n", "", indent, keys[i], t.value.empty() ? "" : " " + t.value);
+      out += t.text(indent + 2);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string values_yaml(const std::vector<ParameterValue>& values, const hw::Profile& fitted) {
+  YamlTree tree;
+  std::map<std::string, std::string> map_notes;  // a map's entries' notes, by its path
+  for (const ParameterValue& v : values) {
     if (!v.informed) {
       continue;
     }
-    std::string rest;
-    const std::string head = split_key(std::string(v.parameter->path), rest);
-    const std::string value = hw::format_parameter(*v.parameter, v.value);
-    const std::string note =
-        fmt::format("# +- {}; was {}", hw::format_parameter(*v.parameter, v.sigma),
-                    hw::format_parameter(*v.parameter, v.start));
-    if (rest.empty()) {
-      out += fmt::format("{}: {}  {}\n", head, value, note);
-      open.clear();
-      continue;
+    const hw::Scalar& s = v.scalar;
+    const std::string note = fmt::format("+- {}; was {}", s.format(v.sigma), s.format(v.start));
+    if (s.is_map_entry()) {
+      std::string& n = map_notes[std::string(s.parameter->path)];
+      n += fmt::format("{}{}: {}", n.empty() ? "" : ", ", s.key, note);
+      tree.add(std::string(s.parameter->path),
+               fmt::format("{}  # {}", s.parameter->write(fitted), n));
+    } else {
+      tree.add(s.path, fmt::format("{}  # {}", s.format(v.value), note));
     }
-    if (head != open) {
-      out += head + ":\n";
-      open = head;
-    }
-    out += fmt::format("  {}: {}  {}\n", rest, value, note);
   }
-  return out;
+  return tree.text();
 }
+
+namespace {
 
 }  // namespace
 
@@ -94,27 +119,26 @@ std::string profile_yaml(const Calibration& c, const std::string& name, const st
   out += " (docs/calibration.md).\n";
   for (const ParameterValue& v : c.parameters) {
     if (!v.informed) {
-      out += fmt::format("# {}: not informed by these runs, kept at {}.\n", v.parameter->path,
-                         hw::format_parameter(*v.parameter, v.value));
+      out += fmt::format("# {}: not informed by these runs, kept at {}.\n", v.scalar.path,
+                         v.scalar.format(v.value));
     }
   }
   out += fmt::format("name: {}\nextends: {}\ndescription: \"{} calibrated on {} ({} runs)\"\n",
                      name, c.base, c.base, runs, c.runs.size());
-  return out + values_yaml(c);
+  return out + values_yaml(c.parameters, c.fitted);
 }
 
-namespace {
-
-std::string parameters_table(const Calibration& c) {
+std::string parameters_table(const std::vector<ParameterValue>& values) {
   std::string out = "| parameter | start | fitted | +- (1 sd) |\n|---|---|---|---|\n";
-  for (const ParameterValue& v : c.parameters) {
-    out += fmt::format("| {} | {} | {} | {} |\n", v.parameter->path,
-                       hw::format_parameter(*v.parameter, v.start),
-                       v.informed ? hw::format_parameter(*v.parameter, v.value) : "not informed",
-                       v.informed ? hw::format_parameter(*v.parameter, v.sigma) : "");
+  for (const ParameterValue& v : values) {
+    out += fmt::format("| {} | {} | {} | {} |\n", v.scalar.path, v.scalar.format(v.start),
+                       v.informed ? v.scalar.format(v.value) : "not informed",
+                       v.informed ? v.scalar.format(v.sigma) : "");
   }
   return out;
 }
+
+namespace {
 
 std::string runs_table(const Calibration& c) {
   std::string out =
@@ -138,10 +162,9 @@ std::string folds_table(const Calibration& c) {
   for (const Fold& f : c.folds) {
     std::string values;
     for (std::size_t j = 0; j < f.values.size(); ++j) {
-      const hw::Parameter& p = *c.parameters[j].parameter;
+      const hw::Scalar& p = c.parameters[j].scalar;
       if (c.parameters[j].informed) {
-        values += fmt::format("{}{} {}", values.empty() ? "" : ", ", p.path,
-                              hw::format_parameter(p, f.values[j]));
+        values += fmt::format("{}{} {}", values.empty() ? "" : ", ", p.path, p.format(f.values[j]));
       }
     }
     out +=
@@ -156,7 +179,7 @@ std::string report(const Calibration& c) {
   const Errors e = errors_of(c);
   std::string out = fmt::format("calibration of {} on {} runs ({} simulations, {} iterations)\n\n",
                                 c.base, c.runs.size(), c.simulations, c.iterations);
-  out += parameters_table(c) + "\n" + runs_table(c);
+  out += parameters_table(c.parameters) + "\n" + runs_table(c);
   if (!c.folds.empty()) {
     out += "\n" + folds_table(c);
   }

@@ -101,7 +101,7 @@ TEST(Calibrate, RefusesWhatItCannotFit) {
   opt.fit = {"gemm.tiles"};
   EXPECT_NE(error_of([&] {
               (void)calibrate(file, hw::load_profile("h100-sxm"), opt);
-            }).find("--fit 'gemm.tiles': not a numeric profile parameter"),
+            }).find("--fit 'gemm.tiles': not a bounded number of the profile parameter table"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               (void)calibrate(file, hw::load_profile("b200"), Options{});

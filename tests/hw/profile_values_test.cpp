@@ -114,7 +114,7 @@ TEST(ProfileValues, Gb200IsAFasterB200InOneRack) {
 }
 
 // The MAMF best-shape ceilings of these profiles are reproduced through the GEMM model in
-// tests/hw/gemm_repro_test.cpp (GemmRepro.BestShapeCeilings).
+// tests/experiments/microbench_repro_test.cpp (the GEMM fits).
 
 }  // namespace
 }  // namespace tessera::hw
