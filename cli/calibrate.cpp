@@ -25,7 +25,8 @@ void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
                                  "fit a hardware profile's physical parameters to measured runs");
   a.command
       ->add_option("runs", a.runs,
-                   "runs file (YAML corpus schema, or CSV), or a microbenchmark fits file "
+                   "runs file (YAML corpus schema, or CSV; a run may name a Kineto trace), or a "
+                   "microbenchmark fits file "
                    "(calibration/microbench/fits.yaml)")
       ->required();
   a.command->add_option("--profile", a.profile, "the profile to calibrate (name or path)")

@@ -61,8 +61,8 @@ std::optional<Scalar> find_scalar(std::string_view path) {
   const std::string_view key = path.substr(dot + 1);
   int head_dim = 0;
   const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), head_dim);
-  if (p == nullptr || p->points == nullptr || ec != std::errc{} ||
-      end != key.data() + key.size() || head_dim < 1) {
+  if (p == nullptr || p->points == nullptr || ec != std::errc{} || end != key.data() + key.size() ||
+      head_dim < 1) {
     return std::nullopt;
   }
   return Scalar{p, head_dim, std::string(path), 0.0, 1.0};

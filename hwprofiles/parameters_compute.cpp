@@ -171,80 +171,84 @@ std::vector<Parameter> gemm_keys() {
 
 // Fused attention, launch costs and what a training run adds under load.
 std::vector<Parameter> kernel_keys() {
-  return {
-      points_map<[](auto& p) -> auto& { return p.attention.forward; }>(
-          "attention.forward", "fused attention's forward fraction of peak, by head dim", kMicro),
-      points_map<[](auto& p) -> auto& { return p.attention.backward; }>(
-          "attention.backward", "the same for the backward pass", kMicro),
-      integer("attention.seq_half.forward", 0, 1 << 24, true,
-              "tokens at which the forward reaches half its plateau", kMicro,
-              field<[](auto& p) -> auto& { return p.attention.seq_half_forward; }>()),
-      integer("attention.seq_half.backward", 0, 1 << 24, true, "the same for the backward", kMicro,
-              field<[](auto& p) -> auto& { return p.attention.seq_half_backward; }>()),
-      number("attention.causal_seq_factor", 1, 16, true,
-             "a causal kernel ramps as if the sequence were this many times shorter", kMicro,
-             field<[](auto& p) -> auto& { return p.attention.causal_seq_factor; }>()),
-      quantity("launch.stream", D::kTime, 0, 1e-3, true,
-               "device-side floor per kernel launched on a stream",
-               "overheads.yaml gpu-small-kernels-launch-floor",
-               time_field<[](auto& p) -> auto& { return p.launch.stream; }>()),
-      quantity("launch.graph", D::kTime, 0, 1e-3, true, "the same inside a replayed CUDA graph",
-               "overheads.yaml gpu-small-kernels-launch-floor",
-               time_field<[](auto& p) -> auto& { return p.launch.graph; }>()),
-      fitted(quantity("launch.host", D::kTime, 1e-6, 1e-4, true,
-                      "the host's eager dispatch cost per op (framework, driver)",
-                      "overheads.yaml eager-elementwise-op-cost; then measured runs",
-                      time_field<[](auto& p) -> auto& { return p.launch.host; }>())),
-      fitted(number("under_load.math", 0.5, 1.0, false,
-                    "fraction of its microbenchmarked math rate (tensor and vector units) the "
-                    "part sustains through a training run: every GPU of the node at its power "
-                    "limit for hours, where a microbenchmark runs one GPU for seconds (1: none)",
-                    kRuns, field<[](auto& p) -> auto& { return p.under_load.math; }>())),
-      quantity("power.tdp", D::kPower, 0, 5000, false,
-               "board power the part is rated for (0: no power model)", kSpec,
-               field<[](auto& p) -> auto& { return p.power.tdp; }>()),
-      quantity("power.idle", D::kPower, 0, 2000, false,
-               "board power with the clocks up and nothing running",
-               "nvidia-smi of an idle part (estimate)",
-               field<[](auto& p) -> auto& { return p.power.idle; }>()),
-      number("power.exponent", 0.3, 1.0, false,
-             "how the math clocks follow a cap (cluster.power_limit): rates scale by "
-             "((limit - idle) / (tdp - idle))^this, 1/3 for voltage-and-frequency scaling, 1 at "
-             "the voltage floor",
-             "power-gb300-powercap-gemm of calibration/microbench/gemm.yaml (0.9)",
-             field<[](auto& p) -> auto& { return p.power.exponent; }>()),
-      fitted(quantity("under_load.step", D::kTime, 0, 2, false,
-                      "host time a training step adds outside its kernels (the step's "
-                      "synchronisation, logging, the data loader's hand-off; 0: none)",
-                      kRuns, time_field<[](auto& p) -> auto& { return p.under_load.step; }>())),
-  };
+  return {points_map < [](auto& p) -> auto& {return p.attention.forward;
 }
+> ("attention.forward", "fused attention's forward fraction of peak, by head dim", kMicro),
+    points_map < [](auto& p) -> auto& {
+  return p.attention.backward;
+}
+> ("attention.backward", "the same for the backward pass", kMicro),
+    integer("attention.seq_half.forward", 0, 1 << 24, true,
+            "tokens at which the forward reaches half its plateau", kMicro,
+            field<[](auto& p) -> auto& { return p.attention.seq_half_forward; }>()),
+    integer("attention.seq_half.backward", 0, 1 << 24, true, "the same for the backward", kMicro,
+            field<[](auto& p) -> auto& { return p.attention.seq_half_backward; }>()),
+    number("attention.causal_seq_factor", 1, 16, true,
+           "a causal kernel ramps as if the sequence were this many times shorter", kMicro,
+           field<[](auto& p) -> auto& { return p.attention.causal_seq_factor; }>()),
+    quantity("launch.stream", D::kTime, 0, 1e-3, true,
+             "device-side floor per kernel launched on a stream",
+             "overheads.yaml gpu-small-kernels-launch-floor",
+             time_field<[](auto& p) -> auto& { return p.launch.stream; }>()),
+    quantity("launch.graph", D::kTime, 0, 1e-3, true, "the same inside a replayed CUDA graph",
+             "overheads.yaml gpu-small-kernels-launch-floor",
+             time_field<[](auto& p) -> auto& { return p.launch.graph; }>()),
+    fitted(quantity("launch.host", D::kTime, 1e-6, 1e-4, true,
+                    "the host's eager dispatch cost per op (framework, driver)",
+                    "overheads.yaml eager-elementwise-op-cost; then measured runs",
+                    time_field<[](auto& p) -> auto& { return p.launch.host; }>())),
+    fitted(number("under_load.math", 0.5, 1.0, false,
+                  "fraction of its microbenchmarked math rate (tensor and vector units) the "
+                  "part sustains through a training run: every GPU of the node at its power "
+                  "limit for hours, where a microbenchmark runs one GPU for seconds (1: none)",
+                  kRuns, field<[](auto& p) -> auto& { return p.under_load.math; }>())),
+    quantity("power.tdp", D::kPower, 0, 5000, false,
+             "board power the part is rated for (0: no power model)", kSpec,
+             field<[](auto& p) -> auto& { return p.power.tdp; }>()),
+    quantity("power.idle", D::kPower, 0, 2000, false,
+             "board power with the clocks up and nothing running",
+             "nvidia-smi of an idle part (estimate)",
+             field<[](auto& p) -> auto& { return p.power.idle; }>()),
+    number("power.exponent", 0.3, 1.0, false,
+           "how the math clocks follow a cap (cluster.power_limit): rates scale by "
+           "((limit - idle) / (tdp - idle))^this, 1/3 for voltage-and-frequency scaling, 1 at "
+           "the voltage floor",
+           "power-gb300-powercap-gemm of calibration/microbench/gemm.yaml (0.9)",
+           field<[](auto& p) -> auto& { return p.power.exponent; }>()),
+    fitted(quantity("under_load.step", D::kTime, 0, 2, false,
+                    "host time a training step adds outside its kernels (the step's "
+                    "synchronisation, logging, the data loader's hand-off; 0: none)",
+                    kRuns, time_field<[](auto& p) -> auto& { return p.under_load.step; }>())),
+};  // namespace
+}  // namespace tessera::hw
 
 // FlashAttention-2's kernels, where they differ from the platform's best (training.attention:
 // flash2); the same shape as `attention`.
 std::vector<Parameter> fa2_keys() {
   constexpr const char* kFa2 = "fitted to fa2-* and the SDPA flash backend rows of attention.yaml";
   const std::vector<Parameter> keys = {
-      points_map<[](auto& p) -> auto& { return p.attention_fa2.value().forward; }>(
-          "attention.fa2.forward", "FlashAttention-2's forward fraction of peak, by head dim",
-          kFa2),
-      points_map<[](auto& p) -> auto& { return p.attention_fa2.value().backward; }>(
-          "attention.fa2.backward", "the same for its backward pass", kFa2),
-      integer("attention.fa2.seq_half.forward", 0, 1 << 24, true,
-              "tokens at which its forward reaches half its plateau", kFa2,
-              field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_forward; }>()),
-      integer("attention.fa2.seq_half.backward", 0, 1 << 24, true, "the same for its backward",
-              kFa2,
-              field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_backward; }>()),
-      number("attention.fa2.causal_seq_factor", 1, 16, true,
-             "its causal kernel ramps as if the sequence were this many times shorter", kFa2,
-             field<[](auto& p) -> auto& { return p.attention_fa2.value().causal_seq_factor; }>()),
-  };
-  std::vector<Parameter> out;
-  for (const Parameter& k : keys) {
-    out.push_back(in_group(k, "attention.fa2"));
-  }
-  return out;
+      points_map < [](auto& p) -> auto& {return p.attention_fa2.value().forward;
+}
+> ("attention.fa2.forward", "FlashAttention-2's forward fraction of peak, by head dim", kFa2),
+    points_map < [](auto& p) -> auto& {
+  return p.attention_fa2.value().backward;
+}
+> ("attention.fa2.backward", "the same for its backward pass", kFa2),
+    integer("attention.fa2.seq_half.forward", 0, 1 << 24, true,
+            "tokens at which its forward reaches half its plateau", kFa2,
+            field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_forward; }>()),
+    integer("attention.fa2.seq_half.backward", 0, 1 << 24, true, "the same for its backward", kFa2,
+            field<[](auto& p) -> auto& { return p.attention_fa2.value().seq_half_backward; }>()),
+    number("attention.fa2.causal_seq_factor", 1, 16, true,
+           "its causal kernel ramps as if the sequence were this many times shorter", kFa2,
+           field<[](auto& p) -> auto& { return p.attention_fa2.value().causal_seq_factor; }>()),
+}
+;
+std::vector<Parameter> out;
+for (const Parameter& k : keys) {
+  out.push_back(in_group(k, "attention.fa2"));
+}
+return out;
 }
 
 std::vector<Parameter> build() {

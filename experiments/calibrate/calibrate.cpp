@@ -10,6 +10,7 @@
 #include <map>
 
 #include "experiments/calibrate/fit.h"
+#include "experiments/calibrate/run_prediction.h"
 #include "experiments/pipeline.h"
 
 namespace tessera::experiments::calibrate {
@@ -21,29 +22,6 @@ using Vec = std::vector<double>;
 // The residual of a run whose simulation fails at some point: a large error, so that the fit
 // steers away from it.
 constexpr double kFailed = 2.0;
-
-std::vector<hw::Scalar> chosen(const Options& opt) {
-  std::vector<hw::Scalar> out;
-  if (opt.fit.empty()) {
-    for (const hw::Parameter& p : hw::profile_parameters()) {
-      if (p.fitted) {
-        out.push_back(*hw::find_scalar(p.path));
-      }
-    }
-    return out;
-  }
-  for (const std::string& path : opt.fit) {
-    std::optional<hw::Scalar> s = hw::find_scalar(path);
-    if (!s || std::isinf(s->hi)) {
-      throw base::InputError(fmt::format(
-          "--fit '{}': not a bounded number of the profile parameter table (tessera list "
-          "--parameters; one head dim of a map is written attention.forward.128)",
-          path));
-    }
-    out.push_back(*s);
-  }
-  return out;
-}
 
 // The runs of the file on `base` whose step time could be simulated.
 struct Problem {
@@ -61,16 +39,33 @@ hw::Profile profile_of(const Problem& pb, const runs::Run& run, const Vec& value
   return p;
 }
 
-double simulate(const runs::Run& run, const hw::Profile& profile, double* model_flops = nullptr) {
-  synth::Scenario s = *run.scenario;
-  s.cluster.profile = profile;
-  RunOptions opt;
-  opt.balanced_twin = false;
-  Outcome o = simulate_scenario(s, opt);
-  if (model_flops != nullptr) {
-    *model_flops = o.graph.info.model_flops;
+// The residual rows of a run: its step time, then its trace's categories.
+std::size_t rows_of(const RunResidual& r) {
+  return 1 + r.categories.size();
+}
+
+std::vector<std::string> category_names(const RunResidual& r) {
+  std::vector<std::string> out;
+  for (const CategoryResidual& c : r.categories) {
+    out.push_back(c.name);
   }
-  return o.stats.step_time_s;
+  return out;
+}
+
+// Log errors of one run's rows on `profile`.
+Vec run_residuals(const RunResidual& r, const hw::Profile& profile) {
+  Vec e(rows_of(r), kFailed);
+  try {
+    const RunPrediction p = predict_run(*r.run, profile, category_names(r));
+    e[0] = std::log(p.step_s / r.measured_s);
+    for (std::size_t k = 0; k < r.categories.size(); ++k) {
+      if (p.categories[k] > 0.0) {
+        e[1 + k] = std::log(p.categories[k] / r.categories[k].measured_s);
+      }
+    }
+  } catch (const base::Error&) {
+  }
+  return e;
 }
 
 Vec values_at(const Problem& pb, const Vec& u) {
@@ -90,25 +85,25 @@ hw::Profile at(const Problem& pb, const Vec& u) {
   return p;
 }
 
-// Log errors of the runs `subset` at each point, in parallel over points x runs.
+// Log errors of the rows of the runs `subset` at each point (run after run, each run's rows
+// in order), in parallel over points x runs.
 std::vector<Vec> residuals(const Problem& pb, const std::vector<std::size_t>& subset,
                            const std::vector<Vec>& points, int& simulations) {
   std::vector<Vec> values;
   for (const Vec& u : points) {
     values.push_back(values_at(pb, u));
   }
-  std::vector<Vec> out(points.size(), Vec(subset.size(), 0.0));
-  tbb::parallel_for(std::size_t{0}, points.size() * subset.size(), [&](std::size_t k) {
-    const std::size_t point = k / subset.size();
+  std::vector<Vec> each(points.size() * subset.size());
+  tbb::parallel_for(std::size_t{0}, each.size(), [&](std::size_t k) {
     const RunResidual& r = pb.runs[subset[k % subset.size()]];
-    double e = kFailed;
-    try {
-      e = std::log(simulate(*r.run, profile_of(pb, *r.run, values[point])) / r.measured_s);
-    } catch (const base::Error&) {
-    }
-    out[point][k % subset.size()] = e;
+    each[k] = run_residuals(r, profile_of(pb, *r.run, values[k / subset.size()]));
   });
-  simulations += static_cast<int>(points.size() * subset.size());
+  std::vector<Vec> out(points.size());
+  for (std::size_t k = 0; k < each.size(); ++k) {
+    Vec& o = out[k / subset.size()];
+    o.insert(o.end(), each[k].begin(), each[k].end());
+  }
+  simulations += static_cast<int>(each.size());
   return out;
 }
 
@@ -126,7 +121,7 @@ bool on_profile(const runs::Run& run, const std::string& name) {
 
 Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Options& opt,
                 Calibration& c) {
-  Problem pb{&base, chosen(opt), {}};
+  Problem pb{&base, scalars_to_fit(opt.fit), {}};
   for (const runs::Run& run : file.runs) {
     if (!on_profile(run, base.name)) {
       continue;
@@ -135,15 +130,23 @@ Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Optio
       c.left_out.push_back(fmt::format("{}: {}", run.id, run.skip));
       continue;
     }
-    pb.runs.push_back({&run, 0.0, 0.0, 0.0, 0.0});
+    pb.runs.push_back({&run, 0.0, 0.0, 0.0, 0.0, {}});
   }
   std::vector<std::string> failed(pb.runs.size());
   tbb::parallel_for(std::size_t{0}, pb.runs.size(), [&](std::size_t i) {
     RunResidual& r = pb.runs[i];
     try {
-      double flops = 0.0;
-      r.start_s = simulate(*r.run, synth::hardware_profile(*r.run->scenario), &flops);
-      r.measured_s = r.run->measured_step_s(flops);
+      const hw::Profile own = synth::hardware_profile(*r.run->scenario);
+      const RunPrediction p = predict_run(*r.run, own, {});
+      r.start_s = p.step_s;
+      r.measured_s = r.run->measured_step_s(p.model_flops);
+      for (const TracedCategory& t : traced_categories(*r.run, own)) {
+        r.categories.push_back({t.name, t.measured_s, 0.0, 0.0, 0.0});
+      }
+      const Vec start = run_residuals(r, own);
+      for (std::size_t k = 0; k < r.categories.size(); ++k) {
+        r.categories[k].start_s = r.categories[k].measured_s * std::exp(start[1 + k]);
+      }
     } catch (const base::Error& e) {
       failed[i] = e.what();
     }
@@ -183,6 +186,29 @@ std::vector<std::size_t> all_runs(const Problem& pb) {
   return out;
 }
 
+// Fills the run's predictions, fitted or held out, from its rows' log errors (from `e` on).
+void set_predictions(RunResidual& r, Vec::const_iterator e, bool held_out) {
+  (held_out ? r.held_out_s : r.fitted_s) = r.measured_s * std::exp(*e);
+  for (CategoryResidual& c : r.categories) {
+    (held_out ? c.held_out_s : c.fitted_s) = c.measured_s * std::exp(*++e);
+  }
+}
+
+// The rows of the runs `subset` in the residuals of all runs.
+std::vector<std::size_t> rows_of_runs(const Problem& pb, const std::vector<std::size_t>& subset) {
+  std::vector<std::size_t> first(pb.runs.size() + 1, 0);
+  for (std::size_t i = 0; i < pb.runs.size(); ++i) {
+    first[i + 1] = first[i] + rows_of(pb.runs[i]);
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i : subset) {
+    for (std::size_t row = first[i]; row < first[i + 1]; ++row) {
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
 // Each source left out in turn: fitted on the others (on the full fit's sensitivities, no new
 // simulation), then its runs simulated at those values.
 void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
@@ -200,13 +226,15 @@ void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
         train.push_back(i);
       }
     }
-    const Vec u = refit_rows(full, train);
+    const Vec u = refit_rows(full, rows_of_runs(pb, train));
     const std::vector<Vec> r = residuals(pb, held, {u}, c.simulations);
     Fold fold{source, static_cast<int>(held.size()), {}, 0.0};
     Vec errors;
-    for (std::size_t k = 0; k < held.size(); ++k) {
-      RunResidual& run = pb.runs[held[k]];
-      run.held_out_s = run.measured_s * std::exp(r[0][k]);
+    auto e = r[0].cbegin();
+    for (std::size_t i : held) {
+      RunResidual& run = pb.runs[i];
+      set_predictions(run, e, true);
+      e += static_cast<std::ptrdiff_t>(rows_of(run));
       errors.push_back(run.held_out_s / run.measured_s - 1.0);
     }
     for (std::size_t j = 0; j < pb.params.size(); ++j) {
@@ -218,27 +246,6 @@ void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
 }
 
 }  // namespace
-
-double to_unit(const hw::Scalar& p, double v) {
-  return std::clamp((v - p.lo) / (p.hi - p.lo), 0.0, 1.0);
-}
-
-double from_unit(const hw::Scalar& p, double u) {
-  return p.lo + u * (p.hi - p.lo);
-}
-
-double median_abs_error(const std::vector<double>& errors) {
-  if (errors.empty()) {
-    return 0.0;
-  }
-  Vec a;
-  for (double e : errors) {
-    a.push_back(std::abs(e));
-  }
-  std::sort(a.begin(), a.end());
-  const std::size_t n = a.size();
-  return n % 2 == 1 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
-}
 
 Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const Options& opt) {
   const int threads = opt.jobs > 0 ? opt.jobs : tbb::info::default_concurrency();
@@ -259,8 +266,10 @@ Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const
     c.parameters.push_back({p, p.get(base), from_unit(p, full.u[j]),
                             full.sigma_u[j] * (p.hi - p.lo), full.informed[j]});
   }
-  for (std::size_t i = 0; i < pb.runs.size(); ++i) {
-    pb.runs[i].fitted_s = pb.runs[i].measured_s * std::exp(full.residuals[i]);
+  auto e = full.residuals.cbegin();
+  for (RunResidual& r : pb.runs) {
+    set_predictions(r, e, false);
+    e += static_cast<std::ptrdiff_t>(rows_of(r));
   }
   if (opt.hold_out) {
     hold_out(pb, full, c);

@@ -29,12 +29,23 @@ struct ParameterValue {
   bool informed = false;
 };
 
+// A kernel category of a traced run (GEMM, attention, norm, optimizer): its measured time per
+// step on the traced rank and the predictions, as for the step.
+struct CategoryResidual {
+  std::string name;
+  double measured_s = 0.0;
+  double start_s = 0.0;
+  double fitted_s = 0.0;
+  double held_out_s = 0.0;
+};
+
 struct RunResidual {
   const runs::Run* run = nullptr;
   double measured_s = 0.0;
   double start_s = 0.0;     // predicted on the base profile
   double fitted_s = 0.0;    // predicted on the calibrated one
   double held_out_s = 0.0;  // predicted by the fit without the run's source (0: none)
+  std::vector<CategoryResidual> categories;  // a traced run's, each a residual too
 };
 
 // One source left out: the values fitted without it, and its runs' errors.
@@ -71,6 +82,10 @@ std::string values_yaml(const std::vector<ParameterValue>& values, const hw::Pro
 std::string parameters_table(const std::vector<ParameterValue>& values);
 // The fit report: every value with its uncertainty, every run's residual, the held-out errors.
 std::string report(const Calibration& c);
+
+// The scalars `paths` name (hw::find_scalar), or with none every one the table marks
+// `fitted`. Throws base::InputError for a name that is not a bounded number of the table.
+std::vector<hw::Scalar> scalars_to_fit(const std::vector<std::string>& paths);
 
 // A scalar's value as a point of [0, 1] between its bounds (clamped), and back.
 double to_unit(const hw::Scalar& p, double v);

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
 #include "base/dtype.h"
+#include "base/error.h"
+#include "experiments/calibrate/calibrate.h"
 #include "hwprofiles/attention_model.h"
 #include "hwprofiles/gemm_model.h"
-#include "experiments/calibrate/calibrate.h"
 #include "hwprofiles/parameters.h"
 
 namespace tessera::experiments::calibrate {
@@ -28,10 +28,10 @@ struct Measurement {
   std::string label;  // the row's shape, for the report
   base::SourceLoc where;
   KernelModel model = KernelModel::kGemm;
-  hw::GemmShape gemm;                     // kGemm
+  hw::GemmShape gemm;                      // kGemm
   base::DType dtype = base::DType::kBF16;  // kGemm: the operands (output bf16)
-  double bytes = 0.0;                     // kMemory: bytes read + written
-  hw::AttentionShape attention;           // kAttention
+  double bytes = 0.0;                      // kMemory: bytes read + written
+  hw::AttentionShape attention;            // kAttention
   AttentionPasses passes = AttentionPasses::kForward;
   double measured = 0.0;  // TFLOP/s (gemm, attention) or GB/s (memory)
   double weight = 1.0;

@@ -75,8 +75,8 @@ FitOutcome run_fit(const MicrobenchFit& spec, const std::vector<hw::Scalar>& sca
     out.iterations = f.iterations;
     for (std::size_t j = 0; j < scalars.size(); ++j) {
       const hw::Scalar& s = scalars[j];
-      out.values.push_back({s, s.get(start), s.get(profile),
-                            f.sigma_u[j] * (s.hi - s.lo), static_cast<bool>(f.informed[j])});
+      out.values.push_back({s, s.get(start), s.get(profile), f.sigma_u[j] * (s.hi - s.lo),
+                            static_cast<bool>(f.informed[j])});
     }
   }
   for (RowFit& r : out.rows) {
@@ -96,8 +96,8 @@ MicrobenchCalibration calibrate_microbench(const std::string& path, const hw::Pr
                          [&](const hw::Scalar& s) { return s.path == name; });
     });
     if (!moved) {
-      throw base::InputError(fmt::format("--fit '{}': no fit of {} for '{}' moves it", name, path,
-                                         base.name));
+      throw base::InputError(
+          fmt::format("--fit '{}': no fit of {} for '{}' moves it", name, path, base.name));
     }
   }
   MicrobenchCalibration c{base.name, fits.front().profile, base, {}};

@@ -42,8 +42,8 @@ hw::Scalar scalar_of(const YamlNode& fit, const std::string& path) {
     const double lo = bound_of(*s, lohi[0]);
     const double hi = bound_of(*s, lohi[1]);
     if (!(lo < hi) || lo < s->lo || hi > s->hi) {
-      b.fail(fmt::format("bounds [{}, {}] are not an interval within the parameter's [{}, {}]",
-                         lo, hi, s->lo, s->hi));
+      b.fail(fmt::format("bounds [{}, {}] are not an interval within the parameter's [{}, {}]", lo,
+                         hi, s->lo, s->hi));
     }
     s->lo = lo;
     s->hi = hi;

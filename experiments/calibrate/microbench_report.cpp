@@ -63,8 +63,8 @@ std::string microbench_profile_yaml(const MicrobenchCalibration& c, const std::s
     out += fmt::format("#   {}: {}.\n", f.name, summary(f));
     values.insert(values.end(), f.values.begin(), f.values.end());
   }
-  out += fmt::format("name: {}\nextends: {}\ndescription: \"{} calibrated on {}\"\n", name,
-                     c.base, c.base, path);
+  out += fmt::format("name: {}\nextends: {}\ndescription: \"{} calibrated on {}\"\n", name, c.base,
+                     c.base, path);
   return out + values_yaml(values, c.fitted);
 }
 

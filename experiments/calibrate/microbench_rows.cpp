@@ -25,8 +25,8 @@ bool parse_number(std::string_view text, double& out) {
 YamlNode cell_at(const MicrobenchEntry& e, std::size_t row, const YamlNode& column) {
   std::optional<YamlNode> c = e.cell(row, e.column(column.as_string(), column));
   if (!c) {
-    column.fail(fmt::format("'{}' row {} has no value in column '{}'", e.id, row,
-                            column.as_string()));
+    column.fail(
+        fmt::format("'{}' row {} has no value in column '{}'", e.id, row, column.as_string()));
   }
   return *c;
 }
@@ -139,8 +139,7 @@ void memory_row(const YamlNode& src, const MicrobenchEntry& e, std::size_t row, 
   m.label = fmt::format("{:.4g} MB", m.bytes / 1e6);
 }
 
-void attention_row(const YamlNode& src, const MicrobenchEntry& e, std::size_t row,
-                   Measurement& m) {
+void attention_row(const YamlNode& src, const MicrobenchEntry& e, std::size_t row, Measurement& m) {
   const YamlNode pass = src.at("pass");
   std::string p = pass.as_string();
   if (p != "fwd" && p != "bwd" && p != "both") {
@@ -169,8 +168,8 @@ void attention_row(const YamlNode& src, const MicrobenchEntry& e, std::size_t ro
 // The measurements of one row source of a fits file.
 std::vector<Measurement> read_rows(const YamlNode& src, const MicrobenchTables& tables) {
   static constexpr std::array<std::string_view, 14> kKeys = {
-      "table", "model", "measured", "dtype", "shape", "bytes", "seq", "head_dim", "causal",
-      "pass", "where", "weight", "fitted", "note"};
+      "table",    "model",  "measured", "dtype", "shape",  "bytes",  "seq",
+      "head_dim", "causal", "pass",     "where", "weight", "fitted", "note"};
   src.check_keys(kKeys);
   static constexpr std::array<std::string_view, 3> kModels = {"gemm", "memory", "attention"};
   const std::string model = src.at("model").as_choice(kModels);

@@ -2,12 +2,12 @@
 #include "experiments/calibrate/microbench_tables.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 
 #include "base/error.h"
-#include <yaml-cpp/yaml.h>
 
 namespace tessera::experiments::calibrate {
 
@@ -83,8 +83,8 @@ MicrobenchTables::MicrobenchTables(const std::string& folder) : folder_(folder) 
     const base::YamlNode doc(root, origin, "");
     for (const base::YamlNode& entry : doc.items()) {
       const std::string id = entry.at("id").as_string();
-      entries_.emplace(id, entry.has("table") ? table_entry(id, entry.at("table"))
-                                              : scalar_entry(id, entry));
+      entries_.emplace(
+          id, entry.has("table") ? table_entry(id, entry.at("table")) : scalar_entry(id, entry));
     }
   }
 }

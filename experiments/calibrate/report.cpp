@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/units.h"
 #include "experiments/calibrate/calibrate.h"
 
 namespace tessera::experiments::calibrate {
@@ -101,9 +102,7 @@ std::string values_yaml(const std::vector<ParameterValue>& values, const hw::Pro
   return tree.text();
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string profile_yaml(const Calibration& c, const std::string& name, const std::string& runs) {
   const Errors e = errors_of(c);
@@ -155,6 +154,28 @@ std::string runs_table(const Calibration& c) {
   return out;
 }
 
+// The traced runs' kernel time per category, as the runs table gives the step.
+std::string categories_table(const Calibration& c) {
+  std::string out;
+  for (const RunResidual& r : c.runs) {
+    for (const CategoryResidual& k : r.categories) {
+      const bool held = k.held_out_s > 0.0;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.run->id, k.name,
+                         base::format_seconds(k.measured_s), base::format_seconds(k.start_s),
+                         percent(k.start_s / k.measured_s - 1.0),
+                         percent(k.fitted_s / k.measured_s - 1.0),
+                         held ? percent(k.held_out_s / k.measured_s - 1.0) : "");
+    }
+  }
+  if (out.empty()) {
+    return out;
+  }
+  return "\nkernel time per step from the runs' traces:\n\n"
+         "| run | kernels | measured | start | error | calibrated error | held-out error |\n"
+         "|---|---|---|---|---|---|---|\n" +
+         out;
+}
+
 std::string folds_table(const Calibration& c) {
   std::string out =
       "| source left out | runs | held-out median abs. error | values fitted without it |\n"
@@ -179,7 +200,7 @@ std::string report(const Calibration& c) {
   const Errors e = errors_of(c);
   std::string out = fmt::format("calibration of {} on {} runs ({} simulations, {} iterations)\n\n",
                                 c.base, c.runs.size(), c.simulations, c.iterations);
-  out += parameters_table(c.parameters) + "\n" + runs_table(c);
+  out += parameters_table(c.parameters) + "\n" + runs_table(c) + categories_table(c);
   if (!c.folds.empty()) {
     out += "\n" + folds_table(c);
   }

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "experiments/runs/translate.h"
+#include "measured/iterations.h"
+#include "measured/kineto_reader.h"
 
 namespace tessera::experiments::runs {
 
@@ -22,6 +24,38 @@ std::string precision_of(const synth::Scenario& s) {
     return "fp8";
   }
   return s.training.precision == base::DType::kFP16 ? "fp16" : "bf16";
+}
+
+// The mean measured step of a trace: each iteration from its annotation's start until the CPU
+// step and its GPU work have ended (measured/iterations.h); 0 when it has no GPU activity.
+double trace_step_s(const measured::KinetoTrace& t) {
+  const measured::IterationSet set = measured::find_iterations(t);
+  double sum = 0.0;
+  int n = 0;
+  for (const measured::Iteration& it : set.iterations) {
+    if (!it.activities.empty()) {
+      sum += static_cast<double>(it.span_ns()) * 1e-9;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : 0.0;
+}
+
+// Reads the run's trace; the step time comes from it when the run gives none (step_s 0).
+void attach_trace(Run& run, const std::string& path, const base::SourceLoc& at) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw base::InputError(at, fmt::format("trace '{}' does not exist", path),
+                           "a relative path is looked up beside the runs file");
+  }
+  run.trace = std::make_shared<const measured::KinetoTrace>(measured::read_kineto(path));
+  if (run.measured.value > 0.0) {
+    return;
+  }
+  run.measured = {Measurement::Kind::kStepTime, trace_step_s(*run.trace), "trace", at};
+  if (!(run.measured.value > 0.0)) {
+    throw base::InputError(at, fmt::format("trace '{}' has no GPU activity to time a step", path),
+                           "give the step time, or a trace of training steps");
+  }
 }
 
 // A run given as a scenario file with overrides and its measured step time.
@@ -51,14 +85,22 @@ Run scenario_case(const YamlNode& c) {
       sets.push_back(text_of(item));
     }
   }
-  const YamlNode m = c.at("measured");
-  auto step = lenient_number(m.at("step_time_s"));
-  if (!step) {
-    m.at("step_time_s").fail("expected the measured step time in seconds");
+  const std::optional<YamlNode> trace = c.find("trace");
+  std::optional<double> step;
+  if (!trace || c.has("measured")) {
+    const YamlNode m = c.at("measured");
+    step = lenient_number(m.at("step_time_s"));
+    if (!step) {
+      m.at("step_time_s").fail("expected the measured step time in seconds");
+    }
   }
-  Run run = scenario_run(text_of(c.at("id")), file, sets, *step, c.loc());
+  Run run = scenario_run(text_of(c.at("id")), file, sets, step.value_or(0.0), c.loc());
   if (auto s = c.find("source")) {
     run.source = text_of(*s);
+  }
+  if (trace) {
+    const std::string path = c.find_beside(text_of(*trace));
+    attach_trace(run, path.empty() ? text_of(*trace) : path, trace->loc());
   }
   return run;
 }
@@ -123,18 +165,46 @@ std::vector<std::string> split_sets(const std::string& text) {
   return out;
 }
 
+// One line of the CSV form: id, scenario, set, step time, then source and trace, optional
+// (positional, whatever the header lists); the step time may be empty with a trace.
+Run csv_run(std::vector<std::string> f, const base::SourceLoc& at,
+            const std::filesystem::path& dir) {
+  auto beside = [&](const std::string& p) {
+    return std::filesystem::path(p).is_relative() ? (dir / p).string() : p;
+  };
+  const std::size_t given = f.size();
+  f.resize(std::max<std::size_t>(given, 6));
+  const bool traced = !f[5].empty();
+  char* end = nullptr;
+  const double step = std::strtod(f[3].c_str(), &end);
+  const bool no_step = f[3].empty() && traced;
+  if (given < 4 || given > 6 ||
+      (!no_step && (end == f[3].c_str() || *end != '\0' || !(step > 0.0)))) {
+    throw base::InputError(at,
+                           "expected id,scenario,set,step_time_s[,source[,trace]] with a step "
+                           "time in seconds > 0 (it may be empty when the run names a trace)");
+  }
+  Run run = scenario_run(f[0], beside(f[1]), split_sets(f[2]), no_step ? 0.0 : step, at);
+  run.source = f[4].empty() ? "own" : f[4];
+  if (traced) {
+    attach_trace(run, beside(f[5]), at);
+  }
+  return run;
+}
+
 RunsFile read_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     throw base::InputError(base::SourceLoc{path, 0, 0}, "cannot read the runs file");
   }
-  const std::vector<std::string> want = {"id", "scenario", "set", "step_time_s"};
+  const std::vector<std::string> want = {"id", "scenario", "set", "step_time_s", "source", "trace"};
   std::string line;
   std::getline(in, line);
-  std::vector<std::string> header = cells(line);
-  if (header.size() < want.size() || !std::equal(want.begin(), want.end(), header.begin())) {
+  const std::vector<std::string> header = cells(line);
+  if (header.size() < 4 || header.size() > want.size() ||
+      !std::equal(header.begin(), header.end(), want.begin())) {
     throw base::InputError(base::SourceLoc{path, 1, 1},
-                           "expected the header 'id,scenario,set,step_time_s[,source]'");
+                           "expected the header 'id,scenario,set,step_time_s[,source[,trace]]'");
   }
   RunsFile out{path, {}};
   std::set<std::string> ids;
@@ -144,18 +214,7 @@ RunsFile read_csv(const std::string& path) {
       continue;
     }
     const base::SourceLoc at{path, no, 1};
-    std::vector<std::string> f = cells(line);
-    char* end = nullptr;
-    const double step = f.size() >= 4 ? std::strtod(f[3].c_str(), &end) : 0.0;
-    if (f.size() < 4 || f.size() > 5 || end == f[3].c_str() || *end != '\0' || !(step > 0.0)) {
-      throw base::InputError(at,
-                             "expected id,scenario,set,step_time_s[,source] with a step "
-                             "time in seconds > 0");
-    }
-    const std::string scenario =
-        std::filesystem::path(f[1]).is_relative() ? (dir / f[1]).string() : f[1];
-    Run run = scenario_run(f[0], scenario, split_sets(f[2]), step, at);
-    run.source = f.size() == 5 ? f[4] : "own";
+    Run run = csv_run(cells(line), at, dir);
     if (!ids.insert(run.id).second) {
       throw base::InputError(at, fmt::format("a second run with id '{}'", run.id));
     }

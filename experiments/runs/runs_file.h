@@ -4,16 +4,21 @@
 //   - YAML in the corpus schema (tests/validation/runs/README.md): `models:` and `cases:`, each
 //     case's model, training, parallelism, cluster and what was measured, as published; or a
 //     case that names a `scenario:` file with `set:` overrides and its `measured:` step time;
-//   - CSV with the columns id, scenario, set (key=value;key=value), step_time_s [, source].
+//   - CSV with the columns id, scenario, set (key=value;key=value), step_time_s, then
+//     optionally source and trace (in that header order).
+// A run may name a PyTorch profiler (Kineto) trace of itself (`trace`): its kernel times by
+// category calibrate too, and it gives the step time when none is written.
 // A run Tessera cannot express is kept with the exact reason; a malformed file is an error.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "measured/kineto_trace.h"
 #include "synth/scenario/scenario.h"
 
 namespace tessera::experiments::runs {
@@ -39,6 +44,8 @@ struct Run {
   std::string skip;                // non-empty: why it cannot be simulated
   base::SourceLoc skip_at;
   std::optional<synth::Scenario> scenario;  // when it can be simulated
+  // A Kineto trace of the run (one rank), read with the file; null when none is named.
+  std::shared_ptr<const measured::KinetoTrace> trace;
 
   // The measured step time, given the model FLOPs of a step in Megatron's convention
   // (needed when the run published model TFLOP/s).

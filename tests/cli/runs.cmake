@@ -73,6 +73,15 @@ execute_process(COMMAND ${TESSERA} run ${SCENARIO} --set cluster.hardware=${WORK
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tessera run on the kernel-calibrated profile exited ${rc}: ${err}")
 endif()
+# A run known by its Kineto trace alone: the step time and the kernel times come from it.
+file(WRITE ${WORK}/traced.csv "id,scenario,set,step_time_s,source,trace\n"
+           "t0,${SCENARIO},cluster.hardware=a100-sxm-80gb,,own,${TRACE}\n")
+execute_process(COMMAND ${TESSERA} calibrate ${WORK}/traced.csv --profile a100-sxm-80gb
+                        --out ${WORK}/cal/traced.yaml --fit under_load.math
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "kernel time per step from the runs' traces")
+  message(FATAL_ERROR "tessera calibrate on a traced run exited ${rc}: ${out}${err}")
+endif()
 file(WRITE ${WORK}/fits.yaml "fits:\n  - profile: h100-sxm\n    name: x\n    fit: {}\n"
                              "    rows:\n      - {table: nope, model: gemm, dtype: bf16}\n")
 foreach(args "${WORK}/bad.yaml;--profile;h100-sxm" "${WORK}/runs.csv;--profile;h100-sxn"

@@ -75,9 +75,9 @@ TEST(MicrobenchRepro, B200) {
 }
 
 TEST(MicrobenchRepro, Gb200) {
-  reproduce("gb200", {{"memory-bound kernels", 0.15, 0.10},
-                      {"GEMM", 0.0, 0.06},
-                      {"fused attention", 0.10, 0.10}});
+  reproduce(
+      "gb200",
+      {{"memory-bound kernels", 0.15, 0.10}, {"GEMM", 0.0, 0.06}, {"fused attention", 0.10, 0.10}});
 }
 
 TEST(MicrobenchRepro, Ascend910b) {

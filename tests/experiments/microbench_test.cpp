@@ -2,10 +2,11 @@
 // `tessera calibrate` on microbenchmarks: tables "measured" by the models themselves on a
 // profile with known changes give the changes back; and a fits file's mistakes are refused at
 // their place.
+#include "experiments/calibrate/microbench.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "experiments/calibrate/microbench.h"
 #include "tests/input_error.h"
 #include "tests/temp_dir.h"
 
@@ -88,7 +89,7 @@ TEST(MicrobenchCalibrate, RecoversAKnownPerturbation) {
   truth.hbm_half_bytes = 20e6;
   truth.gemm.max_fraction = 0.82;
   truth.gemm.k_half = 220;
-  truth.attention.forward[1].fraction = 0.66;   // head dim 128
+  truth.attention.forward[1].fraction = 0.66;  // head dim 128
   truth.attention.backward[1].fraction = 0.58;
   truth.attention.seq_half_forward = 400;
   truth.attention.causal_seq_factor = 3.0;
