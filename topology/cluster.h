@@ -61,6 +61,9 @@ std::string preset_file(const std::string& name, const base::SourceLoc& where);
 TopologySpec load_topology_preset(const std::string& name, const base::SourceLoc& where);
 std::vector<std::string> preset_names();
 
+// The devices of one node: the topology's devices_per_node, else the profile's.
+int node_devices(const TopologySpec& spec, const hw::Profile& profile);
+
 // The devices a job of `num_devices` uses in each node of `node_devices`: all of them when it
 // fills whole nodes (or one node, or part of it); otherwise, where the topology allocates in
 // smaller units (a GB200 NVL72 rack's trays of 4), the job spread evenly over the fewest

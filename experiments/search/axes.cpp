@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "experiments/search/space.h"
 #include "synth/schedule/schedule_spec.h"
+#include "topology/cluster.h"
 
 namespace tessera::experiments::search {
 
@@ -54,8 +55,11 @@ bool power_of_two(std::int64_t x) {
 }
 
 std::int64_t node_size(const Scenario& s) {
+  if (s.cluster.profile) {
+    return topology::node_devices(s.cluster.topology, *s.cluster.profile);
+  }
   const int per_node = s.cluster.topology.devices_per_node;
-  return per_node > 0 ? per_node : (s.cluster.profile ? s.cluster.profile->devices_per_node : 8);
+  return per_node > 0 ? per_node : 8;
 }
 
 // Tensor parallelism stays inside a node: powers of two up to the node's devices. With

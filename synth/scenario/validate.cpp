@@ -74,8 +74,7 @@ void check_nodes(const Scenario& s, Violations& out) {
     return;
   }
   const auto& topo = s.cluster.topology;
-  const int node =
-      topo.devices_per_node > 0 ? topo.devices_per_node : s.cluster.profile->devices_per_node;
+  const int node = topology::node_devices(topo, *s.cluster.profile);
   const std::int64_t n = s.cluster.devices;
   const std::string where = topo.devices_per_node > 0 ? "topology '" + topo.source + "'"
                                                       : "'" + s.cluster.profile->name + "'";

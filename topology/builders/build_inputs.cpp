@@ -73,6 +73,10 @@ hw::LinkSpec inherit(const hw::LinkSpec& given, const hw::LinkSpec& fallback) {
 
 }  // namespace
 
+int node_devices(const TopologySpec& spec, const hw::Profile& profile) {
+  return spec.devices_per_node > 0 ? spec.devices_per_node : profile.devices_per_node;
+}
+
 int job_devices_per_node(const TopologySpec& spec, int node_devices, std::int64_t num_devices) {
   if (node_devices < 1 || num_devices <= node_devices || num_devices % node_devices == 0) {
     return node_devices;
@@ -91,10 +95,9 @@ BuildInputs resolve_build_inputs(const TopologySpec& spec, const hw::Profile& pr
   check_spec(spec);
   BuildInputs in{spec};
   in.num_devices = num_devices;
-  const int node_devices =
-      spec.devices_per_node > 0 ? spec.devices_per_node : profile.devices_per_node;
-  const int used = job_devices_per_node(spec, node_devices, num_devices);
-  in.devices_per_node = used > 0 ? used : node_devices;
+  const int node = node_devices(spec, profile);
+  const int used = job_devices_per_node(spec, node, num_devices);
+  in.devices_per_node = used > 0 ? used : node;
   in.num_nodes = count_nodes(spec, num_devices, in.devices_per_node);
   in.scale_up = inherit(spec.scale_up, profile.scale_up);
   in.scale_out = inherit(spec.scale_out, profile.scale_out);
