@@ -40,6 +40,11 @@ void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
       ->delimiter(',');
   a.command->add_flag("--no-hold-out", a.no_hold_out,
                       "runs: skip leaving each source out in turn (faster; no held-out error)");
+  a.command
+      ->add_option("--hold-out-by", a.hold_out_by,
+                   "runs: what each fold leaves out, source (default) or model (for runs from "
+                   "one source)")
+      ->check(CLI::IsMember({"source", "model"}));
   a.command->add_option("--jobs", a.jobs, "runs: simulations at once (default: every core)")
       ->check(CLI::Range(1, 1024));
 }
@@ -68,6 +73,8 @@ int calibrate(const CalibrateArgs& a) {
     cal::Options opt;
     opt.fit = a.fit;
     opt.hold_out = !a.no_hold_out;
+    opt.hold_out_by =
+        a.hold_out_by == "model" ? cal::Options::HoldOut::kModel : cal::Options::HoldOut::kSource;
     opt.jobs = a.jobs;
     const cal::Calibration c = cal::calibrate(file, base, opt);
     profile = cal::profile_yaml(c, name, a.runs);

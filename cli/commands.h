@@ -106,6 +106,7 @@ struct CalibrateArgs {
   std::string out;
   std::vector<std::string> fit;
   bool no_hold_out = false;
+  std::string hold_out_by = "source";
   int jobs = 0;
   CLI::App* command = nullptr;
 };

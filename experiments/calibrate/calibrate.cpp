@@ -209,20 +209,29 @@ std::vector<std::size_t> rows_of_runs(const Problem& pb, const std::vector<std::
   return out;
 }
 
-// Each source left out in turn: fitted on the others (on the full fit's sensitivities, no new
-// simulation), then its runs simulated at those values.
-void hold_out(Problem& pb, const FitResult& full, Calibration& c) {
-  std::map<std::string, std::vector<std::size_t>> by_source;
-  for (std::size_t i = 0; i < pb.runs.size(); ++i) {
-    by_source[pb.runs[i].run->source].push_back(i);
+// The group a run is held out with: its source, or its model (by its size, which tells the
+// corpus's models apart).
+std::string group_of(const runs::Run& run, Options::HoldOut by) {
+  if (by == Options::HoldOut::kSource) {
+    return run.source;
   }
-  if (by_source.size() < 2) {
+  return fmt::format("{:.3g}B-parameter model", run.scenario->model.parameters() / 1e9);
+}
+
+// Each group left out in turn: fitted on the others (on the full fit's sensitivities, no new
+// simulation), then its runs simulated at those values.
+void hold_out(Problem& pb, const FitResult& full, Options::HoldOut by, Calibration& c) {
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < pb.runs.size(); ++i) {
+    groups[group_of(*pb.runs[i].run, by)].push_back(i);
+  }
+  if (groups.size() < 2) {
     return;
   }
-  for (const auto& [source, held] : by_source) {
+  for (const auto& [source, held] : groups) {
     std::vector<std::size_t> train;
     for (std::size_t i = 0; i < pb.runs.size(); ++i) {
-      if (pb.runs[i].run->source != source) {
+      if (group_of(*pb.runs[i].run, by) != source) {
         train.push_back(i);
       }
     }
@@ -272,7 +281,8 @@ Calibration calibrate(const runs::RunsFile& file, const hw::Profile& base, const
     e += static_cast<std::ptrdiff_t>(rows_of(r));
   }
   if (opt.hold_out) {
-    hold_out(pb, full, c);
+    c.held_out_by = opt.hold_out_by == Options::HoldOut::kSource ? "source" : "model";
+    hold_out(pb, full, opt.hold_out_by, c);
   }
   c.runs = pb.runs;
   return c;

@@ -17,8 +17,12 @@ namespace tessera::experiments::calibrate {
 
 struct Options {
   std::vector<std::string> fit;  // scalar paths (hw::find_scalar); empty: every `fitted` one
-  bool hold_out = true;          // leave each source out in turn
-  int jobs = 0;                  // threads (0: every core)
+  bool hold_out = true;          // leave each group of runs out in turn
+  // What a group is: the runs of one source (who published them), or of one model (for
+  // runs from a single source; a weaker test: the source's own setup is in every fold).
+  enum class HoldOut : unsigned char { kSource, kModel };
+  HoldOut hold_out_by = HoldOut::kSource;
+  int jobs = 0;  // threads (0: every core)
 };
 
 struct ParameterValue {
@@ -50,14 +54,15 @@ struct RunResidual {
 
 // One source left out: the values fitted without it, and its runs' errors.
 struct Fold {
-  std::string source;
+  std::string source;  // the group left out: a source, or a model
   int runs = 0;
   std::vector<double> values;  // per parameter, as `parameters`
   double median_abs = 0.0;     // of its runs' held-out errors
 };
 
 struct Calibration {
-  std::string base;  // the profile calibrated
+  std::string base;                    // the profile calibrated
+  std::string held_out_by = "source";  // what a fold leaves out: "source" or "model"
   hw::Profile fitted;
   std::vector<ParameterValue> parameters;
   std::vector<RunResidual> runs;

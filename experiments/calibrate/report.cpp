@@ -112,8 +112,8 @@ std::string profile_yaml(const Calibration& c, const std::string& name, const st
       c.base, runs, c.base, c.runs.size(), sources_of(c), 100.0 * median_abs_error(e.start), c.base,
       100.0 * median_abs_error(e.fitted));
   if (!e.held_out.empty()) {
-    out += fmt::format("; {:.1f}% with each source left out of the fit in turn",
-                       100.0 * median_abs_error(e.held_out));
+    out += fmt::format("; {:.1f}% with each {} left out of the fit in turn",
+                       100.0 * median_abs_error(e.held_out), c.held_out_by);
   }
   out += " (docs/calibration.md).\n";
   for (const ParameterValue& v : c.parameters) {
@@ -177,9 +177,10 @@ std::string categories_table(const Calibration& c) {
 }
 
 std::string folds_table(const Calibration& c) {
-  std::string out =
-      "| source left out | runs | held-out median abs. error | values fitted without it |\n"
-      "|---|---|---|---|\n";
+  std::string out = fmt::format(
+      "| {} left out | runs | held-out median abs. error | values fitted without it |\n"
+      "|---|---|---|---|\n",
+      c.held_out_by);
   for (const Fold& f : c.folds) {
     std::string values;
     for (std::size_t j = 0; j < f.values.size(); ++j) {
@@ -207,8 +208,8 @@ std::string report(const Calibration& c) {
   out += fmt::format("\nmedian abs. error: {:.1f}% on {}, {:.1f}% calibrated",
                      100.0 * median_abs_error(e.start), c.base, 100.0 * median_abs_error(e.fitted));
   if (!e.held_out.empty()) {
-    out += fmt::format(", {:.1f}% held out (each source left out in turn)",
-                       100.0 * median_abs_error(e.held_out));
+    out += fmt::format(", {:.1f}% held out (each {} left out in turn)",
+                       100.0 * median_abs_error(e.held_out), c.held_out_by);
   }
   out += "\n";
   for (const std::string& l : c.left_out) {

@@ -94,6 +94,25 @@ TEST(Calibrate, SameResultForAnyThreadCount) {
             profile_yaml(calibrate(file, base, two), "x", "r"));
 }
 
+// Runs of one source: each model (by its parameter count) left out in turn instead.
+TEST(Calibrate, HoldsOutByModel) {
+  TempDir dir;
+  hw::Profile truth = hw::load_profile("h100-sxm");
+  truth.under_load.math = 0.85;
+  const runs::RunsFile file = runs::read_runs(measured_on(dir, truth));
+  Options opt;
+  opt.fit = {"under_load.math"};
+  opt.hold_out_by = Options::HoldOut::kModel;
+  const Calibration c = calibrate(file, hw::load_profile("h100-sxm"), opt);
+  EXPECT_EQ(c.held_out_by, "model");
+  ASSERT_GE(c.folds.size(), 3u);  // the kSets' four model sizes
+  for (const Fold& f : c.folds) {
+    EXPECT_NE(f.source.find("B-parameter model"), std::string::npos) << f.source;
+    EXPECT_NEAR(f.values[0], 0.85, 0.02) << f.source;
+  }
+  EXPECT_NE(report(c).find("| model left out |"), std::string::npos);
+}
+
 TEST(Calibrate, RefusesWhatItCannotFit) {
   TempDir dir;
   const runs::RunsFile file = runs::read_runs(measured_on(dir, hw::load_profile("h100-sxm")));
