@@ -102,6 +102,9 @@ void gemm_row(const YamlNode& src, const MicrobenchEntry& e, std::size_t row, Me
   static constexpr std::array<std::string_view, 2> kDtypes = {"bf16", "fp8"};
   m.dtype = src.at("dtype").as_choice(kDtypes) == "fp8" ? base::DType::kFP8 : base::DType::kBF16;
   const std::optional<YamlNode> shape = src.find("shape");
+  if (shape) {
+    shape->check_keys(std::array<std::string_view, 4>{"m", "n", "k", "batch"});
+  }
   auto dim = [&](std::string_view key, const char* scalar_column) -> std::int64_t {
     if (shape) {
       if (std::optional<YamlNode> v = shape->find(key)) {

@@ -144,6 +144,10 @@ TEST(MicrobenchCalibrate, RefusesAMalformedFitsFile) {
                 .find("fits.yaml:4:11: error: 'hbm.eficiency' is not a number of the profile"),
             std::string::npos);
   EXPECT_NE(error("[0.6, 0.99]", "[0.99, 0.6]").find("are not an interval"), std::string::npos);
+  EXPECT_NE(error("model: memory, bytes: [4, 4096, N]",
+                  "model: gemm, dtype: bf16, shape: {m: N, n: N, kk: N}")
+                .find("did you mean 'k'?"),
+            std::string::npos);
   EXPECT_NE(error("model: memory", "model: memroy").find("did you mean 'memory'"),
             std::string::npos);
   EXPECT_NE(error("profile: h100-sxm", "profile: a100-sxm-80gb")
