@@ -74,11 +74,12 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-double PowerModel::clock_scale() const {
-  if (tdp <= 0.0 || limit <= 0.0 || limit >= tdp || tdp <= idle) {
+double PowerModel::clock_scale(double activity) const {
+  if (tdp <= 0.0 || limit <= 0.0 || limit >= tdp || tdp <= idle || activity <= 0.0) {
     return 1.0;
   }
-  return std::pow(std::max(limit - idle, 0.0) / (tdp - idle), exponent);
+  const double headroom = std::max(limit - idle, 0.0) / ((tdp - idle) * activity);
+  return std::min(1.0, std::pow(headroom, exponent));
 }
 
 std::string profile_for_device(std::string_view text) {

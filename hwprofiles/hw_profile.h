@@ -115,16 +115,22 @@ struct UnderLoad {
   base::SimTime step = 0;  // host time each step adds outside its kernels
 };
 
-// Board power and how the math clocks follow a power cap below it (power.* keys): a capped
-// part's math rates scale by ((limit - idle) / (tdp - idle))^exponent, between the cubic law of
-// voltage and frequency scaling (1/3) and the linear one at the voltage floor (1).
+// Board power and how the math clocks follow a power cap below it (power.* keys). A kernel
+// that keeps the tensor units as busy as a GEMM at the part's sustained rate (activity 1) draws
+// the TDP at full clocks; under a cap its math rates scale by ((limit - idle) / (tdp - idle))^
+// exponent, between the cubic law of voltage and frequency scaling (1/3) and the linear one at
+// the voltage floor (1). Dynamic power is proportional to activity, so a kernel at activity a
+// draws idle + (tdp - idle) x a at full clocks, and a cap slows it only by
+// min(1, ((limit - idle) / ((tdp - idle) x a))^exponent): a fused-attention kernel at 40% of
+// the GEMM rate keeps its clocks at a 500 W cap on a 700 W part (docs/calibration.md Part 3).
 struct PowerModel {
   double tdp = 0.0;       // watts; 0: no power model
   double idle = 0.0;      // watts drawn with the clocks up and nothing running
   double exponent = 0.9;  // of the clock's response to the cap
   double limit = 0.0;     // the cluster's cap (cluster.power_limit), watts; 0: the TDP
-  // The factor a cap puts on the math rates (1 without a cap, or at or above the TDP).
-  [[nodiscard]] double clock_scale() const;
+  // The factor a cap puts on the math rates of a kernel at `activity` (1 without a cap, or at
+  // or above the TDP; activity <= 0: 1).
+  [[nodiscard]] double clock_scale(double activity = 1.0) const;
 };
 
 // What the collective tuner (sim/models/collective/tuner.h) knows about the library.

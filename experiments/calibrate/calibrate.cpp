@@ -137,15 +137,11 @@ Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Optio
     RunResidual& r = pb.runs[i];
     try {
       const hw::Profile own = synth::hardware_profile(*r.run->scenario);
-      const RunPrediction p = predict_run(*r.run, own, {});
-      r.start_s = p.step_s;
-      r.measured_s = r.run->measured_step_s(p.model_flops);
-      for (const TracedCategory& t : traced_categories(*r.run, own)) {
-        r.categories.push_back({t.name, t.measured_s, 0.0, 0.0, 0.0});
-      }
-      const Vec start = run_residuals(r, own);
-      for (std::size_t k = 0; k < r.categories.size(); ++k) {
-        r.categories[k].start_s = r.categories[k].measured_s * std::exp(start[1 + k]);
+      const FirstPrediction first = first_prediction(*r.run, own);
+      r.start_s = first.prediction.step_s;
+      r.measured_s = r.run->measured_step_s(first.prediction.model_flops);
+      for (const TracedCategory& t : first.traced) {
+        r.categories.push_back({t.name, t.measured_s, t.simulated_s, 0.0, 0.0});
       }
     } catch (const base::Error& e) {
       failed[i] = e.what();

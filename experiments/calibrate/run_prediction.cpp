@@ -43,16 +43,16 @@ RunPrediction predict_run(const runs::Run& run, const hw::Profile& profile,
   return p;
 }
 
-std::vector<TracedCategory> traced_categories(const runs::Run& run, const hw::Profile& profile) {
-  std::vector<TracedCategory> out;
+FirstPrediction first_prediction(const runs::Run& run, const hw::Profile& profile) {
+  const Outcome o = simulate(run, profile);
+  FirstPrediction out{{o.stats.step_time_s, {}, o.graph.info.model_flops}, {}};
   if (!run.trace) {
     return out;
   }
-  const Outcome o = simulate(run, profile);
   for (const measured::ComparedRow& r :
        measured::compare_trace(*run.trace, o.graph, o.stats).rows) {
     if (compared(r)) {
-      out.push_back({r.category, r.measured.time_s});
+      out.traced.push_back({r.category, r.measured.time_s, r.simulated.time_s});
     }
   }
   return out;

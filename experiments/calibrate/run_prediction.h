@@ -19,10 +19,11 @@ struct RunPrediction {
   double model_flops = 0.0;
 };
 
-// A category of a traced run with its measured kernel time per step.
+// A category of a traced run with its measured and simulated kernel time per step.
 struct TracedCategory {
   std::string name;
   double measured_s = 0.0;
+  double simulated_s = 0.0;
 };
 
 // Simulates `run` on `profile`; `categories` (names) are read off the comparison with the
@@ -30,8 +31,12 @@ struct TracedCategory {
 RunPrediction predict_run(const runs::Run& run, const hw::Profile& profile,
                           const std::vector<std::string>& categories);
 
-// The categories of the run's trace that a simulation on `profile` has one-to-one, both sides
-// timed: what the fit compares. Empty without a trace.
-std::vector<TracedCategory> traced_categories(const runs::Run& run, const hw::Profile& profile);
+// A run's first simulation: its prediction, and the categories of its trace that the
+// simulation has one-to-one, both sides timed (what the fit compares; empty without a trace).
+struct FirstPrediction {
+  RunPrediction prediction;
+  std::vector<TracedCategory> traced;
+};
+FirstPrediction first_prediction(const runs::Run& run, const hw::Profile& profile);
 
 }  // namespace tessera::experiments::calibrate

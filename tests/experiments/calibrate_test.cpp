@@ -103,7 +103,11 @@ TEST(Calibrate, HoldsOutByModel) {
   Options opt;
   opt.fit = {"under_load.math"};
   opt.hold_out_by = Options::HoldOut::kModel;
-  const Calibration c = calibrate(file, hw::load_profile("h100-sxm"), opt);
+  // A start of its own, not the shipped value: these small runs inform the value weakly, so
+  // a fold's refit (linear about the optimum) stays near the truth only from a near start.
+  hw::Profile start = hw::load_profile("h100-sxm");
+  start.under_load.math = 0.8;
+  const Calibration c = calibrate(file, start, opt);
   EXPECT_EQ(c.held_out_by, "model");
   ASSERT_GE(c.folds.size(), 3u);  // the kSets' four model sizes
   for (const Fold& f : c.folds) {

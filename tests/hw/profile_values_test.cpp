@@ -85,6 +85,19 @@ TEST(ProfileValues, PowerCapSlowsTheClocks) {
   EXPECT_DOUBLE_EQ(p.power.clock_scale(), 1.0);
 }
 
+// A kernel at activity a draws idle + (tdp - idle) x a at full clocks: a cap slows it by
+// min(1, ((cap - idle) / ((tdp - idle) x a))^exponent).
+TEST(ProfileValues, PowerCapSlowsALessActiveKernelLess) {
+  Profile p = load_profile("h100-sxm");
+  p.power.limit = 500.0;
+  EXPECT_NEAR(p.power.clock_scale(0.8), std::pow(430.0 / (630.0 * 0.8), 0.9), 1e-12);
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(0.4), 1.0);            // 70 + 252 W: under the cap
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(430.0 / 630.0), 1.0);  // exactly at the cap
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(0.0), 1.0);
+  p.power.limit = 0.0;
+  EXPECT_DOUBLE_EQ(p.power.clock_scale(0.8), 1.0);
+}
+
 TEST(ProfileValues, B200SpecSheet) {
   Profile p = load_profile("b200");
   EXPECT_DOUBLE_EQ(p.peak(DType::kBF16), 2250e12);

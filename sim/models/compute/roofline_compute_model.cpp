@@ -26,6 +26,15 @@ double time_at(double amount, double rate) {
   return amount / rate;
 }
 
+// The matrix rate for `d` at full clocks: its tensor peak, else fp32's, else the vector units'.
+double full_clock_peak(const hw::Profile& profile, base::DType d) {
+  double p = profile.peak_flops[static_cast<std::size_t>(d)];
+  if (p <= 0.0) {
+    p = profile.peak_flops[static_cast<std::size_t>(base::DType::kFP32)];
+  }
+  return p > 0.0 ? p : profile.vector_flops;
+}
+
 bool has_shape(const graph::GemmDims& g) {
   return g.m >= 1 && g.n >= 1 && g.k >= 1 && g.batch >= 1;
 }
@@ -61,11 +70,7 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
 // sustains through a training run (clocks at the power limit), and a power cap's clock factor;
 // HBM rates are not clock-bound.
 double RooflineComputeModel::matrix_peak(base::DType d) const {
-  double p = profile_.peak_flops[static_cast<std::size_t>(d)];
-  if (p <= 0.0) {
-    p = profile_.peak_flops[static_cast<std::size_t>(base::DType::kFP32)];
-  }
-  return (p > 0.0 ? p : profile_.vector_flops) * math_scale_;
+  return full_clock_peak(profile_, d) * math_scale_;
 }
 
 double RooflineComputeModel::memory_seconds(double bytes) const {
@@ -99,8 +104,13 @@ double RooflineComputeModel::attention_seconds(const graph::Node& node) const {
                                                                    : hw::AttentionPass::kForward;
     fraction = hw::attention_fraction(*attention_, pass, {node.gemm.n, node.gemm.k, node.causal});
   }
-  double math = time_at(node.flops, matrix_peak(node.dtype) * fraction);
-  return std::max(math, memory_seconds(node.bytes));
+  // A fused-attention kernel keeps the tensor units less busy than a GEMM at the sustained
+  // rate, so it draws less power and a cap slows it less (hw::PowerModel).
+  const double full_clocks = full_clock_peak(profile_, node.dtype) * fraction;
+  const double sustained = profile_.gemm.sustained(node.dtype);
+  const double activity = sustained > 0.0 ? full_clocks / sustained : 1.0;
+  const double rate = full_clocks * profile_.under_load.math * profile_.power.clock_scale(activity);
+  return std::max(time_at(node.flops, rate), memory_seconds(node.bytes));
 }
 
 double RooflineComputeModel::device_seconds(const graph::Node& node) const {

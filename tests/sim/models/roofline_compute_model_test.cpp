@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "hwprofiles/gemm_model.h"
 #include "sim/models/network/network_model.h"
 #include "tests/sim/sim_test_util.h"
@@ -131,6 +134,26 @@ TEST(RooflineComputeModel, Fa2TablesAndMathUnderLoad) {
   p.under_load.math = 0.5;
   EXPECT_NEAR(static_cast<double>(RooflineComputeModel(p).duration(attn)),
               2.0 * static_cast<double>(best), 1e-6 * static_cast<double>(best));
+}
+
+// Under a power cap a GEMM (activity 1) slows by the cap's clock factor; an attention kernel
+// slows by the factor at its activity: its rate at full clocks over the GEMM ceiling.
+TEST(RooflineComputeModel, PowerCapSlowsAttentionByItsActivity) {
+  hw::Profile p = simtest::test_profile();
+  p.gemm.sustained_bf16 = 0.8e15;
+  p.power = {.tdp = 700.0, .idle = 70.0, .exponent = 0.9, .limit = 500.0};
+  graph::Node attn = op(graph::OpClass::kAttention, 1e12, 0.0);
+  const double activity = 1e15 * p.attention_fraction / 0.8e15;
+  const double clock = std::min(1.0, std::pow(430.0 / (630.0 * activity), 0.9));
+  EXPECT_EQ(RooflineComputeModel(p).duration(attn),
+            from_seconds(1e12 / (1e15 * p.attention_fraction * clock)));
+  p.attention_fraction = 0.3;  // activity 0.375: under the cap at full clocks
+  EXPECT_EQ(RooflineComputeModel(p).duration(attn), from_seconds(1e12 / (1e15 * 0.3)));
+  graph::Node gemm = op(graph::OpClass::kGemm, 1e12, 0.0);
+  p.launch.stream = 0;
+  EXPECT_EQ(
+      RooflineComputeModel(p).duration(gemm),
+      from_seconds(1e12 / (1e15 * p.gemm.fraction(base::DType::kBF16) * p.power.clock_scale())));
 }
 
 TEST(ComputeModelRegistry, MakesTheRegisteredModelAndNamesTheKnownOnes) {
