@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <utility>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -45,9 +47,45 @@ void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
                    "runs: what each fold leaves out, source (default) or model (for runs from "
                    "one source)")
       ->check(CLI::IsMember({"source", "model"}));
-  a.command->add_option("--jobs", a.jobs, "runs: simulations at once (default: every core)")
+  a.command
+      ->add_option("--jobs", a.jobs,
+                   "runs: simulations at once (default: every core; a fits file runs none)")
       ->check(CLI::Range(1, 1024));
 }
+
+namespace {
+
+namespace cal = experiments::calibrate;
+
+// The calibrated profile's text and the report, from a microbenchmark fits file.
+std::pair<std::string, std::string> fit_microbenchmarks(const CalibrateArgs& a,
+                                                        const std::string& name) {
+  if (a.no_hold_out || a.command->count("--hold-out-by") > 0) {
+    throw base::InputError(
+        fmt::format("{}: --no-hold-out and --hold-out-by apply to runs files; a microbenchmark "
+                    "fits file always holds out every 4th row of each table",
+                    a.runs));
+  }
+  const cal::MicrobenchCalibration c =
+      cal::calibrate_microbench(a.runs, hw::load_profile(a.profile), a.fit);
+  return {cal::microbench_profile_yaml(c, name, a.runs), cal::microbench_report(c)};
+}
+
+// The same from a runs file.
+std::pair<std::string, std::string> fit_runs(const CalibrateArgs& a, const std::string& name) {
+  const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
+  const hw::Profile base = hw::load_profile(a.profile);
+  cal::Options opt;
+  opt.fit = a.fit;
+  opt.hold_out = !a.no_hold_out;
+  opt.hold_out_by =
+      a.hold_out_by == "model" ? cal::Options::HoldOut::kModel : cal::Options::HoldOut::kSource;
+  opt.jobs = a.jobs;
+  const cal::Calibration c = cal::calibrate(file, base, opt);
+  return {cal::profile_yaml(c, name, a.runs), cal::report(c)};
+}
+
+}  // namespace
 
 int calibrate(const CalibrateArgs& a) {
   namespace fs = std::filesystem;
@@ -59,27 +97,8 @@ int calibrate(const CalibrateArgs& a) {
   }
   const std::string name = fs::path(a.out).stem().string();
   const std::string report_path = (fs::path(a.out).parent_path() / (name + ".fit.md")).string();
-  namespace cal = experiments::calibrate;
-  std::string profile;
-  std::string text;
-  if (cal::is_microbench_fits(a.runs)) {
-    const cal::MicrobenchCalibration c =
-        cal::calibrate_microbench(a.runs, hw::load_profile(a.profile), a.fit);
-    profile = cal::microbench_profile_yaml(c, name, a.runs);
-    text = cal::microbench_report(c);
-  } else {
-    const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
-    const hw::Profile base = hw::load_profile(a.profile);
-    cal::Options opt;
-    opt.fit = a.fit;
-    opt.hold_out = !a.no_hold_out;
-    opt.hold_out_by =
-        a.hold_out_by == "model" ? cal::Options::HoldOut::kModel : cal::Options::HoldOut::kSource;
-    opt.jobs = a.jobs;
-    const cal::Calibration c = cal::calibrate(file, base, opt);
-    profile = cal::profile_yaml(c, name, a.runs);
-    text = cal::report(c);
-  }
+  const auto [profile, text] =
+      cal::is_microbench_fits(a.runs) ? fit_microbenchmarks(a, name) : fit_runs(a, name);
   prepare_output_prefix("--out", a.out);  // only now: a refused input writes nothing
   experiments::open_for_writing(a.out) << profile;
   experiments::open_for_writing(report_path) << text;

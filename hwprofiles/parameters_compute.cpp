@@ -210,9 +210,9 @@ std::vector<Parameter> kernel_keys() {
              "nvidia-smi of an idle part (estimate)",
              field<[](auto& p) -> auto& { return p.power.idle; }>()),
     number("power.exponent", 0.3, 1.0, false,
-           "how the math clocks follow a cap (cluster.power_limit): rates scale by "
-           "((limit - idle) / (tdp - idle))^this, 1/3 for voltage-and-frequency scaling, 1 at "
-           "the voltage floor",
+           "how the math clocks follow a cap (cluster.power_limit): a GEMM's rates scale by "
+           "((limit - idle) / (tdp - idle))^this, a kernel less busy than a GEMM less; 1/3 for "
+           "voltage-and-frequency scaling, 1 at the voltage floor",
            "power-gb300-powercap-gemm of calibration/microbench/gemm.yaml (0.9)",
            field<[](auto& p) -> auto& { return p.power.exponent; }>()),
     fitted(quantity("under_load.step", D::kTime, 0, 2, false,

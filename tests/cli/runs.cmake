@@ -86,7 +86,8 @@ file(WRITE ${WORK}/fits.yaml "fits:\n  - profile: h100-sxm\n    name: x\n    fit
                              "    rows:\n      - {table: nope, model: gemm, dtype: bf16}\n")
 foreach(args "${WORK}/bad.yaml;--profile;h100-sxm" "${WORK}/runs.csv;--profile;h100-sxn"
              "${WORK}/runs.csv;--profile;b200" "${WORK}/fits.yaml;--profile;h100-sxm"
-             "${FITS};--profile;ascend-910c")
+             "${FITS};--profile;ascend-910c" "${FITS};--profile;h100-sxm;--hold-out-by;model"
+             "${FITS};--profile;h100-sxm;--no-hold-out")
   execute_process(COMMAND ${TESSERA} calibrate ${args} --out ${WORK}/refused/p.yaml
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
   if(NOT rc EQUAL 2)
