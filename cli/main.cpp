@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -237,12 +238,15 @@ int dispatch(int argc, char** argv, const experiments::search::MpiWorld& world) 
 
 int main(int argc, char** argv) {
   using namespace tessera;
-  // Under mpirun every rank meets the same bad input; rank 0 alone says so.
+  // Under mpirun every rank meets the same bad input; rank 0 alone says so. The world outlives
+  // the handlers, so that rank 0 prints before MPI_Finalize lets another rank exit: mpirun
+  // ends the whole job at the first rank that exits non-zero.
+  std::optional<experiments::search::MpiWorld> world;
   int rank = 0;
   try {
-    const experiments::search::MpiWorld world(argc, argv);
-    rank = world.rank();
-    return cli::dispatch(argc, argv, world);
+    world.emplace(argc, argv);
+    rank = world->rank();
+    return cli::dispatch(argc, argv, *world);
   } catch (const base::InputError& e) {
     if (rank == 0) {
       std::cerr << e.what() << "\n";
