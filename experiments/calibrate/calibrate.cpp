@@ -217,9 +217,11 @@ std::string group_of(const runs::Run& run, Options::HoldOut by) {
 // Each group left out in turn: fitted on the others (on the full fit's sensitivities, no new
 // simulation), then its runs simulated at those values.
 void hold_out(Problem& pb, const FitResult& full, Options::HoldOut by, Calibration& c) {
+  std::vector<std::string> group(pb.runs.size());
   std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < pb.runs.size(); ++i) {
-    groups[group_of(*pb.runs[i].run, by)].push_back(i);
+    group[i] = group_of(*pb.runs[i].run, by);
+    groups[group[i]].push_back(i);
   }
   if (groups.size() < 2) {
     return;
@@ -227,7 +229,7 @@ void hold_out(Problem& pb, const FitResult& full, Options::HoldOut by, Calibrati
   for (const auto& [source, held] : groups) {
     std::vector<std::size_t> train;
     for (std::size_t i = 0; i < pb.runs.size(); ++i) {
-      if (group_of(*pb.runs[i].run, by) != source) {
+      if (group[i] != source) {
         train.push_back(i);
       }
     }
