@@ -128,6 +128,11 @@ struct Node {
 struct Group {
   GroupKind kind = GroupKind::kTP;
   std::vector<std::int32_t> ranks;  // in ring order
+  // A node-deduplicated token dispatch's group (DeepEP, HybridEP: model.moe.dispatcher
+  // deepep, docs/moe.md): its all-to-alls send each other scale-up domain of the group this
+  // share of a member's payload, once, to the member there on the sender's rail. 0: plain
+  // all-to-alls (or a group inside one domain).
+  double domain_share = 0.0;
 };
 
 // One rank's nodes in issue order plus dependencies (node i depends on

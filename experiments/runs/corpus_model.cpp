@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdio>
 
 #include "experiments/runs/translate.h"
 
@@ -105,6 +106,23 @@ void translate_attention(const YamlNode& m, Translation& t) {
   }
 }
 
+// The router's score and its group limit, as the corpus writes them: "sigmoid score, ...,
+// group-limited (8 groups, top-4 groups)".
+void translate_router(const YamlNode& r, Translation& t) {
+  const std::string text = text_of(r);
+  if (contains(text, "sigmoid")) {
+    t.set("model.moe.router", "sigmoid", r);
+  }
+  const std::size_t at = text.find("group-limited (");
+  long long groups = 0;
+  long long top = 0;
+  if (at != std::string::npos &&
+      std::sscanf(text.c_str() + at, "group-limited (%lld groups, top-%lld", &groups, &top) == 2) {
+    t.set("model.moe.router_groups", static_cast<std::int64_t>(groups), r);
+    t.set("model.moe.router_group_topk", static_cast<std::int64_t>(top), r);
+  }
+}
+
 void translate_moe(const YamlNode& m, Translation& t) {
   const YamlNode moe = m.at("moe");
   moe.expect_map();
@@ -122,8 +140,8 @@ void translate_moe(const YamlNode& m, Translation& t) {
       t.set("model.moe.first_dense_layers", *x, *v);
     }
   }
-  if (auto r = moe.find("router"); r && contains(text_of(*r), "sigmoid")) {
-    t.set("model.moe.router", "sigmoid", *r);
+  if (auto r = moe.find("router")) {
+    translate_router(*r, t);
   }
   if (auto v = moe.find("latent_size")) {
     t.cannot(*v, "LatentMoE (experts in a smaller latent space) is not modelled yet");

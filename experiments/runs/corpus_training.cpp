@@ -93,14 +93,19 @@ void translate_moe_options(const YamlNode& tr, Translation& t) {
       t.set("model.moe.capacity_factor", "1.0", *r);
       t.note("token dropping at capacity factor 1.0 (NeMo's default)");
     }
+    if (contains(text, "fake balanced")) {  // NeMo AutoModel's FakeBalancedGate
+      t.set("model.moe.routing", "round_robin", *r);
+    }
   }
-  for (std::string_view key : {"dispatcher", "moe_dispatcher"}) {
+  // Megatron-Core's flex dispatcher (DeepEP or HybridEP), or NeMo AutoModel's DeepEP kernels.
+  for (std::string_view key : {"dispatcher", "moe_dispatcher", "kernels"}) {
     if (auto d = tr.find(key)) {
       const std::string text = text_of(*d);
       if (contains(text, "allgather")) {
         t.set("model.moe.dispatcher", "allgather", *d);
-      } else if (contains(text, "flex") || contains(text, "deepep") || contains(text, "hybridep")) {
-        t.note("DeepEP/HybridEP token dispatch modelled as all-to-alls");
+      } else if ((key != "kernels" && contains(text, "flex")) || contains(text, "deepep") ||
+                 contains(text, "hybridep")) {
+        t.set("model.moe.dispatcher", "deepep", *d);
       }
     }
   }

@@ -96,6 +96,18 @@ CollectivePath take_path(models::FlowRouter& router, const std::vector<double>& 
   return c;
 }
 
+// A node-deduplicated dispatch group's all-to-alls run DeepEP's kernels (domain_dedup.cpp);
+// every other collective, what the tuner may choose.
+std::vector<std::size_t> dispatch_algorithms(graph::CollType type, const graph::Group& group,
+                                             const topology::Cluster& cluster,
+                                             const hw::Profile& profile,
+                                             const models::TunerOptions& options) {
+  if (type == graph::CollType::kAllToAll && group.domain_share > 0.0) {
+    return {models::builtin_collectives().index_of("deepep")};
+  }
+  return models::tuner_candidates(type, group.ranks, cluster, profile, options);
+}
+
 bool staged(std::size_t algorithm, graph::CollType c, const std::vector<std::int32_t>& ranks,
             const topology::Cluster& cluster) {
   return !models::builtin_collectives().at(algorithm).stages(c, ranks, cluster).empty();
@@ -116,8 +128,8 @@ CommPaths::CommPaths(const graph::ExecGraph& graph, const SharingPlan& plan,
   collect_needs(graph, plan, types, pairs);
   for (const auto& [match, type] : types) {
     const auto& group = plan.match_groups[static_cast<std::size_t>(match)].front();
-    std::vector<std::size_t> algorithms = models::tuner_candidates(
-        type, graph.groups[static_cast<std::size_t>(group)].ranks, cluster, profile, options);
+    std::vector<std::size_t> algorithms = dispatch_algorithms(
+        type, graph.groups[static_cast<std::size_t>(group)], cluster, profile, options);
     for (std::size_t a : algorithms) {
       if (staged(a, type, graph.groups[static_cast<std::size_t>(group)].ranks, cluster)) {
         build_stages(match, type, a, graph, plan, cluster, table);

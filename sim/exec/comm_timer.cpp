@@ -57,9 +57,12 @@ CommTiming CommTimer::collective(const CommOp& op,
     return t;
   }
   const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
-  const models::Choice choice =
-      models::tuner_choose(node.coll, n, max_bytes(op, instances, graph_.expert_loads),
-                           paths_.candidates(match, node.coll), profile_, options_);
+  // A node-deduplicated dispatch sends each other domain its share of the payload.
+  const double share = graph_.groups[static_cast<std::size_t>(group)].domain_share;
+  const double payload = max_bytes(op, instances, graph_.expert_loads) *
+                         (node.coll == graph::CollType::kAllToAll && share > 0.0 ? share : 1.0);
+  const models::Choice choice = models::tuner_choose(
+      node.coll, n, payload, paths_.candidates(match, node.coll), profile_, options_);
   t.latency = choice.latency;
   t.resources = {choice.algorithm, choice.protocol, choice.sms};
   if (choice.later_bytes.empty()) {

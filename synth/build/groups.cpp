@@ -7,12 +7,25 @@
 #include <utility>
 #include <vector>
 
+#include "synth/build/dispatch_share.h"
 #include "synth/build/stage_builder.h"
 #include "synth/models/transformer.h"
+#include "topology/cluster.h"
 
 namespace tessera::synth::detail {
 
 namespace {
+
+// The devices of the job in one scale-up domain (a node; a GB200 NVL72 rack's share of the
+// job), as topology::Cluster lays them out; 0 without a profile.
+int domain_devices(const Scenario& s) {
+  if (!s.cluster.profile) {
+    return 0;
+  }
+  const int node = topology::node_devices(s.cluster.topology, *s.cluster.profile);
+  const int used = topology::job_devices_per_node(s.cluster.topology, node, s.cluster.devices);
+  return used > 0 ? used : node;
+}
 
 // Every rank's group along each mesh axis (the expert axes' with MoE layers only).
 void make_axis_groups(graph::ExecGraph& g, Context& c) {
@@ -38,6 +51,10 @@ void make_axis_groups(graph::ExecGraph& g, Context& c) {
         continue;
       }
       graph::Group grp{kind, mesh.group(r, axis)};
+      if (axis == Axis::kEP && c.s.model.moe.dispatcher == MoeDispatcher::kDeepEP &&
+          domain_devices(c.s) > 0) {
+        grp.domain_share = dispatch_share(c.s.model.moe, grp.ranks, domain_devices(c.s));
+      }
       auto id = static_cast<std::int32_t>(g.groups.size());
       for (std::int32_t member : grp.ranks) {
         c.group_of[static_cast<std::size_t>(member)][static_cast<std::size_t>(axis)] = id;

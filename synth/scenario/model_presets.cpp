@@ -77,6 +77,13 @@ ModelConfig deepseek(ModelConfig m, MlaConfig mla, std::int64_t first_dense, std
   return m;
 }
 
+// Group-limited routing: a token's experts from its best `top_groups` of `groups` groups.
+ModelConfig node_limited(ModelConfig m, std::int64_t groups, std::int64_t top_groups) {
+  m.moe.router_groups = groups;
+  m.moe.router_group_topk = top_groups;
+  return m;
+}
+
 ModelConfig mtp(ModelConfig m, std::int64_t depth) {
   m.mtp_depth = depth;
   return m;
@@ -108,14 +115,16 @@ const std::array<Preset, 16>& presets() {
       Preset{"qwen3-235b-a22b", moe(llama(94, 4096, 64, 4, 12288, 151936), 128, 8, 1536, 128)},
       // DeepSeek-V2-Lite: no query latent, 64 experts (top-6) and 2 shared after one dense
       // layer, softmax router. DeepSeek-V3: 61 layers, the first 3 dense, 256 experts (top-8)
-      // and 1 shared, sigmoid router, one multi-token prediction module.
+      // and 1 shared, sigmoid router limited to 4 of 8 expert groups (n_group, topk_group),
+      // one multi-token prediction module.
       Preset{"deepseek-v2-lite",
              deepseek(llama(27, 2048, 16, 16, 10944, 102400), {0, 512, 128, 64, 128}, 1, 64, 6,
                       1408, 2, RouterScore::kSoftmax)},
-      Preset{"deepseek-v3",
-             mtp(deepseek(llama(61, 7168, 128, 128, 18432, 129280), {1536, 512, 128, 64, 128}, 3,
-                          256, 8, 2048, 1, RouterScore::kSigmoid),
-                 1)},
+      Preset{"deepseek-v3", mtp(node_limited(deepseek(llama(61, 7168, 128, 128, 18432, 129280),
+                                                      {1536, 512, 128, 64, 128}, 3, 256, 8, 2048, 1,
+                                                      RouterScore::kSigmoid),
+                                             8, 4),
+                                1)},
   };
   return kPresets;
 }

@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
 
-constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
+constexpr std::array<std::string_view, 14> kMoeKeys = {"experts",
                                                        "top_k",
                                                        "expert_ffn",
                                                        "shared_experts",
@@ -29,6 +29,8 @@ constexpr std::array<std::string_view, 12> kMoeKeys = {"experts",
                                                        "moe_every",
                                                        "capacity_factor",
                                                        "router",
+                                                       "router_groups",
+                                                       "router_group_topk",
                                                        "routing",
                                                        "dispatcher",
                                                        "shared_expert_overlap"};
@@ -72,13 +74,14 @@ std::vector<std::vector<double>> read_expert_loads(const YamlNode& at, const std
   return out;
 }
 
-// `routing: balanced`, a seeded skew `{skew: zipf, s: 1.2, seed: 1}`, or `{file: loads.csv}`.
+// `routing: balanced` or `round_robin`, a seeded skew `{skew: zipf, s: 1.2, seed: 1}`, or `{file:
+// loads.csv}`.
 void read_routing(const YamlNode& n, Routing& r, std::int64_t experts) {
   if (auto v = n.find("routing")) {
     if (v->is_scalar()) {
-      constexpr std::array<std::string_view, 1> kKinds = {"balanced"};
-      (void)v->as_choice(kKinds);
-      r.kind = RoutingKind::kBalanced;
+      constexpr std::array<std::string_view, 2> kKinds = {"balanced", "round_robin"};
+      r.kind =
+          v->as_choice(kKinds) == "balanced" ? RoutingKind::kBalanced : RoutingKind::kRoundRobin;
     } else {
       if (v->is_map() && v->has("file")) {
         constexpr std::array<std::string_view, 1> kFileKeys = {"file"};
@@ -155,11 +158,22 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
     constexpr std::array<std::string_view, 2> kScores = {"softmax", "sigmoid"};
     m.router = v->as_choice(kScores) == "softmax" ? RouterScore::kSoftmax : RouterScore::kSigmoid;
   }
+  if (auto v = n.find("router_groups")) {
+    m.router_groups = v->as_int(1, kMaxExperts);
+    m.router_group_topk = m.router_groups;  // absent: every group (no limit)
+  }
+  if (auto v = n.find("router_group_topk")) {
+    m.router_group_topk = v->as_int(1, kMaxExperts);
+  }
   read_routing(n, m.routing, m.experts);
   if (auto v = n.find("dispatcher")) {
-    constexpr std::array<std::string_view, 2> kDispatchers = {"alltoall", "allgather"};
-    m.dispatcher = v->as_choice(kDispatchers) == "allgather" ? MoeDispatcher::kAllGather
-                                                             : MoeDispatcher::kAllToAll;
+    // deepep and hybridep: Megatron-Core's flex dispatcher with either backend, one model.
+    constexpr std::array<std::string_view, 4> kDispatchers = {"alltoall", "allgather", "deepep",
+                                                              "hybridep"};
+    const std::string d = v->as_choice(kDispatchers);
+    m.dispatcher = d == "alltoall"    ? MoeDispatcher::kAllToAll
+                   : d == "allgather" ? MoeDispatcher::kAllGather
+                                      : MoeDispatcher::kDeepEP;
   }
   if (auto v = n.find("shared_expert_overlap")) {
     m.shared_expert_overlap = v->as_bool();

@@ -80,12 +80,19 @@ enum class CpComm : unsigned char { kP2P, kAllGather, kA2A };
 enum class RouterScore : unsigned char { kSoftmax, kSigmoid };
 
 // How the tokens of each MoE layer and microbatch spread over the experts (docs/moe.md):
-// evenly, by a Zipf law of exponent `s` over the experts in an order drawn from `seed` for
-// each layer and microbatch, or by the relative loads of a file (one line of per-expert
-// weights per MoE layer, cycled).
-enum class RoutingKind : unsigned char { kBalanced, kZipf, kFile };
+// evenly, each token's experts a uniform draw (Megatron-Core's force-balanced routing draws
+// random logits); evenly by round robin, token t taking experts t·k ... t·k+k-1 modulo the
+// experts (NeMo AutoModel's fake balanced gate); by a Zipf law of exponent `s` over the
+// experts in an order drawn from `seed` for each layer and microbatch; or by the relative
+// loads of a file (one line of per-expert weights per MoE layer, cycled).
+enum class RoutingKind : unsigned char { kBalanced, kRoundRobin, kZipf, kFile };
 struct Routing {
   RoutingKind kind = RoutingKind::kBalanced;
+  // Whether the experts' loads differ (a Zipf law or a file); balanced and round-robin
+  // routing give every expert the same rows.
+  [[nodiscard]] bool skewed() const {
+    return kind == RoutingKind::kZipf || kind == RoutingKind::kFile;
+  }
   double s = 1.2;
   std::uint64_t seed = 1;
   std::string file;                          // kFile: as written in the scenario
@@ -93,9 +100,11 @@ struct Routing {
 };
 
 // How tokens reach their experts (Megatron-Core's --moe-token-dispatcher-type): all-to-alls
-// over EP of each token's routed copies, or an all-gather of every token over the EP group, a
-// local selection of the rank's experts' rows, and a reduce-scatter back (docs/moe.md).
-enum class MoeDispatcher : unsigned char { kAllToAll, kAllGather };
+// over EP of each token's routed copies; an all-gather of every token over the EP group, a
+// local selection of the rank's experts' rows, and a reduce-scatter back; or the flex
+// dispatcher's DeepEP / HybridEP kernels, all-to-alls whose tokens cross to another
+// scale-up domain once per domain, not once per expert (docs/moe.md).
+enum class MoeDispatcher : unsigned char { kAllToAll, kAllGather, kDeepEP };
 
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
 // routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
@@ -110,6 +119,12 @@ struct MoeConfig {
   std::int64_t moe_every = 1;           // after those, an MoE layer every n-th layer
   double capacity_factor = 0.0;         // 0: dropless
   RouterScore router = RouterScore::kSoftmax;
+  // Group-limited routing (Megatron-Core's --moe-router-num-groups and --moe-router-group-topk;
+  // DeepSeek-V3's node-limited routing, n_group 8 and topk_group 4): the experts fall into
+  // `router_groups` equal groups of consecutive experts, and each token takes its k experts
+  // from its best `router_group_topk` groups. 0: no groups.
+  std::int64_t router_groups = 0;
+  std::int64_t router_group_topk = 0;
   Routing routing{};
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
   // Megatron-Core's --moe-shared-expert-overlap (default off): the shared experts compute
@@ -411,12 +426,12 @@ struct Scenario {
                : 0;
   }
   // Whether paired forwards and backwards overlap their expert-parallel all-to-alls
-  // (parallelism.ep_comm_overlap; by default on for DualPipe(V) with the all-to-all
-  // dispatcher and without shared-expert overlap, which exclude it).
+  // (parallelism.ep_comm_overlap; by default on for DualPipe(V) with an all-to-all
+  // dispatcher, alltoall or deepep, and without shared-expert overlap, which exclude it).
   [[nodiscard]] bool overlaps_ep_comm() const {
     const bool dual =
         schedule.kind == ScheduleKind::kDualPipe || schedule.kind == ScheduleKind::kDualPipeV;
-    const bool by_default = dual && model.moe.dispatcher == MoeDispatcher::kAllToAll &&
+    const bool by_default = dual && model.moe.dispatcher != MoeDispatcher::kAllGather &&
                             !model.moe.shared_expert_overlap;
     return parallel.ep_comm_overlap.value_or(by_default) && model.moe.on() && parallel.ep > 1;
   }

@@ -98,6 +98,34 @@ void check_ep_overlap(const Scenario& s, Violations& out) {
   }
 }
 
+// Group-limited routing: equal groups of whole experts, the groups a token may use at most
+// all of them, and enough experts in them for its k.
+void check_router_groups(const MoeConfig& m, Violations& out) {
+  if (m.router_groups == 0 && m.router_group_topk == 0) {
+    return;
+  }
+  if (m.router_groups == 0) {
+    out.push_back({"model.moe.router_group_topk",
+                   "router_group_topk without router_groups: the groups are not given",
+                   "set model.moe.router_groups (Megatron-Core's --moe-router-num-groups)"});
+    return;
+  }
+  check_divides(out, "model.moe.router_groups", m.router_groups, "router_groups", m.experts,
+                "model.moe.experts");
+  if (m.router_group_topk > m.router_groups) {
+    out.push_back({"model.moe.router_group_topk",
+                   fmt::format("router_group_topk={} is more than router_groups={}",
+                               m.router_group_topk, m.router_groups),
+                   "a token picks router_group_topk of the router_groups groups"});
+  } else if (m.router_groups > 0 && m.experts % m.router_groups == 0 &&
+             m.top_k > m.router_group_topk * (m.experts / m.router_groups)) {
+    out.push_back({"model.moe.router_group_topk",
+                   fmt::format("top_k={} experts do not fit in router_group_topk={} groups of {}",
+                               m.top_k, m.router_group_topk, m.experts / m.router_groups),
+                   "raise router_group_topk, or lower top_k"});
+  }
+}
+
 }  // namespace
 
 void check_moe(const Scenario& s, Violations& out) {
@@ -134,6 +162,7 @@ void check_moe(const Scenario& s, Violations& out) {
                    "set parallelism.sp: true", "parallelism.tp"});
   }
   check_expert_parallelism(s, out);
+  check_router_groups(m, out);
   if (m.dispatcher == MoeDispatcher::kAllGather) {
     check_allgather_dispatcher(s, out);
   }

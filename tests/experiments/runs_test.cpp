@@ -121,6 +121,34 @@ TEST(RunsFile, LayersThePipelineDoesNotDivide) {
       << f.runs[0].scenario_text;
 }
 
+// The token dispatcher and routing a run names: Megatron-Core's flex dispatcher (DeepEP or
+// HybridEP) and NeMo AutoModel's DeepEP kernels are the node-deduplicated dispatch, its fake
+// balanced gate round-robin routing.
+TEST(RunsFile, DeepEpDispatchAndFakeBalancedGate) {
+  TempDir dir;
+  std::string text = runs_yaml(megatron_case("flex", "tp: 1, pp: 1, dp: 8, ep: 8") +
+                               megatron_case("automodel", "tp: 1, pp: 1, dp: 8, ep: 8") +
+                               megatron_case("plain", "tp: 1, pp: 1, dp: 8, ep: 8"));
+  text.replace(text.find("    vocab: 32000\n"), 17,
+               "    vocab: 32000\n    moe: {routed_experts: 8, top_k: 2, expert_ffn: 512}\n");
+  const std::string training = "recompute: none}";
+  std::size_t at = text.find(training);
+  text.replace(at, training.size(), "recompute: none, moe_dispatcher: flex/HybridEP}");
+  at = text.find(training, at + 1);
+  text.replace(at, training.size(),
+               "recompute: none, kernels: TE + DeepEP, routing: fake balanced gate}");
+  RunsFile f = read(dir, text);
+  ASSERT_EQ(f.runs.size(), 3U);
+  for (const runs::Run& r : f.runs) {
+    ASSERT_TRUE(r.scenario) << r.id << ": " << r.skip;
+  }
+  EXPECT_EQ(f.runs[0].scenario->model.moe.dispatcher, synth::MoeDispatcher::kDeepEP);
+  EXPECT_EQ(f.runs[0].scenario->model.moe.routing.kind, synth::RoutingKind::kBalanced);
+  EXPECT_EQ(f.runs[1].scenario->model.moe.dispatcher, synth::MoeDispatcher::kDeepEP);
+  EXPECT_EQ(f.runs[1].scenario->model.moe.routing.kind, synth::RoutingKind::kRoundRobin);
+  EXPECT_EQ(f.runs[2].scenario->model.moe.dispatcher, synth::MoeDispatcher::kAllToAll);
+}
+
 TEST(RunsFile, RunsItCannotExpressSayWhy) {
   TempDir dir;
   const std::string text =

@@ -3,7 +3,8 @@
 // on the network, how many bytes each flow carries, how many synchronised steps it takes and
 // which library protocols it runs with. One implementation per file (ring.cpp,
 // rail_ring.cpp, nvls.cpp, mesh_direct.cpp, one_shot.cpp, tree.cpp, chain_broadcast.cpp,
-// pairwise_all_to_all.cpp, hierarchical.cpp, rail_pairwise.cpp, neighbour_exchange.cpp),
+// pairwise_all_to_all.cpp, hierarchical.cpp, rail_pairwise.cpp, neighbour_exchange.cpp,
+// domain_dedup.cpp),
 // registered explicitly in registry.cpp; the tuner (tuner.h) chooses among those that apply.
 // A staged algorithm (hierarchical.cpp) runs other algorithms one after another on
 // subgroups: it lists them as Stages.
@@ -135,5 +136,6 @@ void register_tree(CollectiveRegistry& registry);
 void register_hierarchical(CollectiveRegistry& registry);
 void register_rail_pairwise(CollectiveRegistry& registry);
 void register_neighbour_exchange(CollectiveRegistry& registry);
+void register_domain_dedup(CollectiveRegistry& registry);
 
 }  // namespace tessera::models

@@ -89,6 +89,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   register_hierarchical(registry);
   register_rail_pairwise(registry);
   register_neighbour_exchange(registry);
+  register_domain_dedup(registry);
 }
 
 const CollectiveRegistry& builtin_collectives() {

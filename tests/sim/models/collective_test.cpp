@@ -31,7 +31,7 @@ TEST(CollectiveRegistry, SelectsOneAlgorithmPerType) {
   const CollectiveRegistry& r = builtin_collectives();
   EXPECT_EQ(r.names(), (std::vector<std::string_view>{
                            "ring", "chain", "pairwise", "rail_ring", "nvls", "mesh", "one_shot",
-                           "tree", "hierarchical", "rail_pairwise", "neighbour"}));
+                           "tree", "hierarchical", "rail_pairwise", "neighbour", "deepep"}));
   EXPECT_EQ(r.at(r.select(CollType::kAllReduce)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kAllGather)).name(), "ring");
   EXPECT_EQ(r.at(r.select(CollType::kReduceScatter)).name(), "ring");
