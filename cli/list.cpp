@@ -79,7 +79,9 @@ int list(bool parameters) {
   for (auto n : synth::encoder_placement_names()) {
     fmt::print(" {}", n);
   }
-  fmt::print("\ncollective algorithms (the tuner's candidates; docs/collectives.md):");
+  fmt::print(
+      "\ncollective algorithms (the tuner's candidates, and deepep, which the deepep "
+      "dispatcher's all-to-alls run; docs/collectives.md):");
   for (auto n : models::builtin_collectives().names()) {
     fmt::print(" {}", n);
   }

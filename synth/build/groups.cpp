@@ -30,6 +30,7 @@ int domain_devices(const Scenario& s) {
 // Every rank's group along each mesh axis (the expert axes' with MoE layers only).
 void make_axis_groups(graph::ExecGraph& g, Context& c) {
   const auto& mesh = c.mesh;
+  const int domain = domain_devices(c.s);
   std::array<std::int32_t, stg::kNumAxes> none{};
   none.fill(-1);
   c.group_of.assign(static_cast<std::size_t>(c.ranks), none);
@@ -51,9 +52,8 @@ void make_axis_groups(graph::ExecGraph& g, Context& c) {
         continue;
       }
       graph::Group grp{kind, mesh.group(r, axis)};
-      if (axis == Axis::kEP && c.s.model.moe.dispatcher == MoeDispatcher::kDeepEP &&
-          domain_devices(c.s) > 0) {
-        grp.domain_share = dispatch_share(c.s.model.moe, grp.ranks, domain_devices(c.s));
+      if (axis == Axis::kEP && c.s.model.moe.dispatcher == MoeDispatcher::kDeepEP && domain > 0) {
+        grp.domain_share = dispatch_share(c.s.model.moe, grp.ranks, domain);
       }
       auto id = static_cast<std::int32_t>(g.groups.size());
       for (std::int32_t member : grp.ranks) {

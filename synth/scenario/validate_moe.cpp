@@ -117,7 +117,7 @@ void check_router_groups(const MoeConfig& m, Violations& out) {
                    fmt::format("router_group_topk={} is more than router_groups={}",
                                m.router_group_topk, m.router_groups),
                    "a token picks router_group_topk of the router_groups groups"});
-  } else if (m.router_groups > 0 && m.experts % m.router_groups == 0 &&
+  } else if (m.experts % m.router_groups == 0 &&
              m.top_k > m.router_group_topk * (m.experts / m.router_groups)) {
     out.push_back({"model.moe.router_group_topk",
                    fmt::format("top_k={} experts do not fit in router_group_topk={} groups of {}",
