@@ -133,6 +133,11 @@ struct Group {
   // share of a member's payload, once, to the member there on the sender's rail. 0: plain
   // all-to-alls (or a group inside one domain).
   double domain_share = 0.0;
+
+  // Whether a `c` collective of this group is a node-deduplicated dispatch.
+  [[nodiscard]] bool deduplicates(CollType c) const {
+    return c == CollType::kAllToAll && domain_share > 0.0;
+  }
 };
 
 // One rank's nodes in issue order plus dependencies (node i depends on

@@ -102,7 +102,7 @@ std::vector<std::size_t> dispatch_algorithms(graph::CollType type, const graph::
                                              const topology::Cluster& cluster,
                                              const hw::Profile& profile,
                                              const models::TunerOptions& options) {
-  if (type == graph::CollType::kAllToAll && group.domain_share > 0.0) {
+  if (group.deduplicates(type)) {
     return {models::builtin_collectives().index_of("deepep")};
   }
   return models::tuner_candidates(type, group.ranks, cluster, profile, options);

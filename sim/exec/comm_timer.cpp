@@ -58,9 +58,9 @@ CommTiming CommTimer::collective(const CommOp& op,
   }
   const std::int32_t match = plan_.match_of_group[static_cast<std::size_t>(group)];
   // A node-deduplicated dispatch sends each other domain its share of the payload.
-  const double share = graph_.groups[static_cast<std::size_t>(group)].domain_share;
+  const graph::Group& grp = graph_.groups[static_cast<std::size_t>(group)];
   const double payload = max_bytes(op, instances, graph_.expert_loads) *
-                         (node.coll == graph::CollType::kAllToAll && share > 0.0 ? share : 1.0);
+                         (grp.deduplicates(node.coll) ? grp.domain_share : 1.0);
   const models::Choice choice = models::tuner_choose(
       node.coll, n, payload, paths_.candidates(match, node.coll), profile_, options_);
   t.latency = choice.latency;
