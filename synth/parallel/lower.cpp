@@ -278,7 +278,10 @@ void Lowering::plan_memory(BlockProgram& prog) {
     for (std::int32_t c : consumers_[s]) {
       last = std::max(last, c);
     }
-    bool escapes = std::find(escaping.begin(), escaping.end(), s.t) != escaping.end();
+    // Only the forward's own version leaves the block: a recomputed twin of an output (the
+    // recompute re-runs the whole region, its last residual add too) dies in the block.
+    bool escapes =
+        !s.recomputed && std::find(escaping.begin(), escaping.end(), s.t) != escaping.end();
     // A collective's output read only inside the block is a communication buffer; one that
     // leaves the block is the next block's activation, freed there as one, and so is one
     // that forward keeps for backward (the experts' dispatched rows).

@@ -80,6 +80,28 @@ TEST(Formulas, ActivationMemoryPerLayerMatchesKorthikanti) {
   }
 }
 
+// What a layer's program leaves allocated once its backward is done (allocations minus frees:
+// the output handed to the next layer less the input it frees) does not depend on recompute:
+// a recomputed twin of the layer's output dies in the layer, or every microbatch would leak
+// one activation per layer.
+double net_allocation(const parallel::BlockProgram& p) {
+  double net = 0.0;
+  for (const auto& op : p.ops) {
+    net += static_cast<double>(op.node.mem_alloc) - static_cast<double>(op.node.mem_free);
+  }
+  return net;
+}
+
+TEST(Formulas, RecomputeLeavesNothingAllocatedBehindALayer) {
+  Scenario s = gpt_scenario(8, 4096, 32, 8, 1, 1);
+  s.parallel.sp = true;
+  double plain = net_allocation(build_programs(s).layer);
+  for (Recompute r : {Recompute::kSelective, Recompute::kFull}) {
+    s.training.recompute = r;
+    EXPECT_DOUBLE_EQ(net_allocation(build_programs(s).layer), plain) << recompute_name(r);
+  }
+}
+
 // Sum of collective payload bytes of one layer's program, per phase.
 double layer_comm(const parallel::BlockProgram& p, graph::Phase phase, graph::CollType type) {
   double sum = 0.0;
