@@ -68,10 +68,14 @@ void translate_recompute(const YamlNode& r, Translation& t) {
   if (text.empty() || text.starts_with("[u]") || text.starts_with("not stated")) {
     mode = "none";
     t.note("recompute not stated: none");
+  } else if (contains(text, "selective") &&
+             (contains(text, "op-level") || contains(text, "per-op") ||
+              contains(text, "selective op"))) {
+    mode = "selective_op";  // TorchTitan's selective_ac_option = "op"
   } else if (contains(text, "selective")) {
     mode = "selective";
-    if (text.find('[') != std::string::npos || contains(text, "op")) {
-      t.note("recompute of chosen modules or ops modelled as selective (the attention core)");
+    if (text.find('[') != std::string::npos) {
+      t.note("recompute of chosen modules modelled as selective (the attention core)");
     }
   } else if (contains(text, "full") || contains(text, "checkpointing")) {
     mode = "full";
@@ -81,7 +85,8 @@ void translate_recompute(const YamlNode& r, Translation& t) {
       t.note("CPU activation offloading not modelled");
     }
   } else {
-    r.fail(fmt::format("expected a recompute mode (none, selective, full), got '{}'", text_of(r)));
+    r.fail(fmt::format("expected a recompute mode (none, selective, selective op, full), got '{}'",
+                       text_of(r)));
   }
   t.set("training.recompute", mode, r);
 }

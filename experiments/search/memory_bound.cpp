@@ -30,7 +30,8 @@ LayerCost layer_cost(const Scenario& s, bool moe) {
   const synth::models::Block block = synth::models::make_layer(s, true, moe);
   const synth::parallel::BlockProgram p = synth::parallel::lower(block, s.training.recompute);
   LayerCost c{p.params, p.expert_params, p.saved_bytes, 0.0};
-  if (s.training.recompute == synth::Recompute::kFull) {
+  if (s.training.recompute == synth::Recompute::kFull ||
+      s.training.recompute == synth::Recompute::kSelectiveOp) {
     c.recomputed_bytes =
         synth::parallel::lower(block, synth::Recompute::kNone).saved_bytes - p.saved_bytes;
   }

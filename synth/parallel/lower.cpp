@@ -26,11 +26,12 @@ struct VTensor {
 class Lowering {
  public:
   Lowering(const models::Block& b, Recompute mode, bool split)
-      : b_(b), g_(b.graph), mode_(mode), split_(split) {}
+      : b_(b), g_(b.graph), mode_(mode), split_(split), op_rerun_(op_level_reruns()) {}
   BlockProgram run();
 
  private:
   [[nodiscard]] bool in_recompute_set(OpId o) const;
+  [[nodiscard]] std::vector<bool> op_level_reruns() const;
   [[nodiscard]] bool is_view(OpId o) const;
   [[nodiscard]] VTensor version(TensorId t, bool consumer_after_forward) const;
   [[nodiscard]] VTensor storage(VTensor v) const;
@@ -47,6 +48,7 @@ class Lowering {
   const stg::Graph& g_;
   Recompute mode_;
   bool split_;
+  std::vector<bool> op_rerun_;  // kSelectiveOp: the forward ops that rerun in backward
   std::vector<ProgOp> ops_;
   std::map<VTensor, std::int32_t> produced_by_;             // non-view producers
   std::map<VTensor, std::vector<std::int32_t>> consumers_;  // by storage
@@ -58,7 +60,30 @@ bool Lowering::in_recompute_set(OpId o) const {
   if (op.phase != graph::Phase::kForward || o >= b_.backward.first_op) {
     return false;
   }
-  return mode_ == Recompute::kFull || (mode_ == Recompute::kSelective && op.attention_core);
+  return mode_ == Recompute::kFull || (mode_ == Recompute::kSelective && op.attention_core) ||
+         (mode_ == Recompute::kSelectiveOp && op_rerun_[static_cast<std::size_t>(o)]);
+}
+
+// TorchTitan's op-level selective checkpointing keeps the outputs of the fused attention
+// kernel, of reduce-scatters, of amax reductions and of every other weight GEMM in forward
+// order (the first, third, ...); every other forward op of the layer reruns in backward.
+std::vector<bool> Lowering::op_level_reruns() const {
+  std::vector<bool> rerun(g_.ops().size(), false);
+  if (mode_ != Recompute::kSelectiveOp) {
+    return rerun;
+  }
+  int gemms = 0;
+  for (OpId o = 0; o < b_.backward.first_op; ++o) {
+    const stg::Op& op = g_.op(o);
+    bool kept = op.kind == OpKind::kAttention || op.kind == OpKind::kFp8Amax ||
+                (op.kind == OpKind::kCollective && op.coll == graph::CollType::kReduceScatter);
+    if (op.kind == OpKind::kEinsum &&
+        std::any_of(op.in.begin(), op.in.end(), [&](TensorId t) { return g_.tensor(t).weight; })) {
+      kept = ++gemms % 2 == 1;
+    }
+    rerun[static_cast<std::size_t>(o)] = op.phase == graph::Phase::kForward && !kept;
+  }
+  return rerun;
 }
 
 bool Lowering::is_view(OpId o) const {
@@ -76,11 +101,16 @@ bool Lowering::is_view(OpId o) const {
 
 // After the forward pass a tensor is read in its recomputed version when it is internal to
 // the recomputed region: produced there and read in forward only there. A region's outputs
-// stay saved by their consumers, as with Megatron's checkpointing.
+// stay saved by their consumers, as with Megatron's checkpointing. Under op-level selective
+// checkpointing the whole layer is the region and the ops it keeps are cached inside it
+// (PyTorch's selective checkpoint), so every rerun op's output is read in its rerun version.
 VTensor Lowering::version(TensorId t, bool after_forward) const {
   OpId p = g_.tensor(t).producer;
   if (!after_forward || p < 0 || !in_recompute_set(p)) {
     return {t, false};
+  }
+  if (mode_ == Recompute::kSelectiveOp) {
+    return {t, true};
   }
   for (OpId o = 0; o < b_.backward.first_op; ++o) {
     const auto& in = g_.op(o).in;

@@ -122,6 +122,8 @@ std::string_view recompute_name(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kSelectiveOp:
+      return "selective_op";
   }
   return "?";
 }

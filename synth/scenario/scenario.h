@@ -18,7 +18,10 @@ namespace tessera::synth {
 
 enum class Activation : unsigned char { kGelu, kSwiglu };
 enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
-enum class Recompute : unsigned char { kNone, kSelective, kFull };
+// kSelective: Megatron's (the attention core); kSelectiveOp: TorchTitan's op-level selective
+// checkpointing (docs/formulas.md §3: the outputs of the attention kernel, reduce-scatters,
+// amaxes and every other weight GEMM are kept, the rest of the layer reruns in backward).
+enum class Recompute : unsigned char { kNone, kSelective, kFull, kSelectiveOp };
 // Attention: a fused kernel, the platform's best (cuDNN's, FlashAttention-3 on Hopper: what
 // Transformer Engine runs), or FlashAttention-2's (PyTorch SDPA's flash backend before cuDNN
 // became its default, flash-attn 2.x); or Megatron's unfused path (batched GEMMs and a softmax).

@@ -97,7 +97,7 @@ TEST(RunsFile, FrameworkDefaultsAndPrecisions) {
   EXPECT_EQ(t.scenario->zero_stage(), 3);
   EXPECT_EQ(t.scenario->training.seq_len, 8192);
   EXPECT_EQ(t.scenario->training.fp8, synth::Fp8Recipe::kNone);
-  EXPECT_EQ(t.scenario->training.recompute, synth::Recompute::kSelective);
+  EXPECT_EQ(t.scenario->training.recompute, synth::Recompute::kSelectiveOp);  // op-level SAC
   EXPECT_EQ(t.precision, "bf16");
   const runs::Run& v = f.runs[1];
   ASSERT_TRUE(v.scenario) << v.skip;

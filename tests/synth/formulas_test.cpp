@@ -55,6 +55,8 @@ double korthikanti_activation(const Scenario& s, const MemCase& c) {
   switch (c.recompute) {
     case Recompute::kFull:
       return 2.0 * sbh / (c.sp ? t : 1.0);
+    case Recompute::kSelectiveOp:
+      return 0.0;  // not one of Korthikanti's rows (RecomputeOpLevel below)
     case Recompute::kSelective:
       return c.sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
     case Recompute::kNone:
@@ -96,10 +98,28 @@ TEST(Formulas, RecomputeLeavesNothingAllocatedBehindALayer) {
   Scenario s = gpt_scenario(8, 4096, 32, 8, 1, 1);
   s.parallel.sp = true;
   double plain = net_allocation(build_programs(s).layer);
-  for (Recompute r : {Recompute::kSelective, Recompute::kFull}) {
+  for (Recompute r : {Recompute::kSelective, Recompute::kFull, Recompute::kSelectiveOp}) {
     s.training.recompute = r;
     EXPECT_DOUBLE_EQ(net_allocation(build_programs(s).layer), plain) << recompute_name(r);
   }
+}
+
+// TorchTitan's op-level selective checkpointing on a GPT layer with flash attention (its four
+// weight GEMMs QKV, projection, FC1, FC2): QKV and FC1 are kept and the projection and FC2
+// rerun, so the backward adds 2 x tokens x (h^2 + 4h^2) / tp GEMM FLOPs; a layer keeps its
+// input, the QKV and FC1 outputs and the attention output: s·b·(2h + (6h + 8h + 2h)/tp)
+// bytes without SP (fp16, FC1 4h wide), the input whole.
+TEST(Formulas, RecomputeOpLevelKeepsEveryOtherGemm) {
+  Scenario s = gpt_scenario(8, 4096, 32, 2, 1, 1);
+  s.training.attention = AttentionKernel::kFlash;
+  s.training.recompute = Recompute::kSelectiveOp;
+  StepPrograms p = build_programs(s);
+  double tokens = static_cast<double>(s.training.seq_len * s.training.micro_batch);
+  double h = static_cast<double>(s.model.hidden);
+  EXPECT_NEAR((p.layer.hardware_flops - p.layer.model_flops) / (2.0 * tokens * 5.0 * h * h / 2.0),
+              1.0, 0.01);
+  double kept = tokens * (2.0 * h + (6.0 * h + 8.0 * h + 2.0 * h) / 2.0);
+  EXPECT_NEAR(p.layer.saved_bytes / kept, 1.0, 0.01) << p.layer.saved_bytes << " " << kept;
 }
 
 // Sum of collective payload bytes of one layer's program, per phase.
