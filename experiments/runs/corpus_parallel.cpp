@@ -127,7 +127,32 @@ void translate_sharding(const YamlNode& p, Translation& t) {
     if (auto on = lenient_bool(*r)) {
       t.set("training.reshard_after_forward", *on ? "true" : "false", *r);
     }
+  } else if (t.framework == Framework::kTorchTitan && t.pp > 1) {
+    // TorchTitan's default policy: no resharding under pipelining (one all-gather per unit
+    // and step instead of one per microbatch), docs/runs.md.
+    t.set("training.reshard_after_forward", "false", *at);
   }
+}
+
+// TorchTitan before April 2025 (pytorch/torchtitan#1073) split each rank's batch into one
+// microbatch per pipeline rank unless told otherwise; the corpus's TorchTitan pipeline runs
+// (December 2024) leave the count unsaid.
+void torchtitan_microbatches(const YamlNode& training, Translation& t) {
+  const YamlNode mb = training.at("micro_batch");
+  if (t.framework != Framework::kTorchTitan || t.pp == 1 || lenient_int(mb, 1, kMaxBatch)) {
+    return;
+  }
+  auto global = lenient_int(training.at("global_batch"), 1, kMaxBatch);
+  if (!global || *global % (t.dp * t.pp) != 0) {
+    return;
+  }
+  const std::int64_t micro = *global / (t.dp * t.pp);
+  t.set("training.micro_batch", micro, mb);
+  std::erase(t.notes, std::string("micro_batch not stated: 1"));
+  t.note(
+      fmt::format("micro_batch not stated: {}, TorchTitan's default of one microbatch per "
+                  "pipeline rank until April 2025",
+                  micro));
 }
 
 // What the framework does that the table does not say.
@@ -181,6 +206,7 @@ void translate_parallelism(const YamlNode& p, const YamlNode& training, bool moe
   translate_schedule(p, training, pp, t);
   translate_sharding(p, t);
   framework_defaults(p, t);
+  torchtitan_microbatches(training, t);
 }
 
 }  // namespace tessera::experiments::runs

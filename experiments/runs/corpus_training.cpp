@@ -13,8 +13,6 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
-
 // FP8 recipes by what the text names; plain "fp8" is Transformer Engine's default (delayed),
 // plain "float8" torchao's Float8Linear default (dynamic tensorwise).
 std::string fp8_recipe(const YamlNode& p, Translation& t) {

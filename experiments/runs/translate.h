@@ -20,6 +20,9 @@ namespace tessera::experiments::runs {
 // defaults a published table leaves unsaid (docs/runs.md §3), never a factor.
 enum class Framework : unsigned char { kMegatron, kTorchTitan, kComposer, kAutomodel };
 
+// The largest batch (sequences) a runs file may state.
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
+
 // One run as it is being translated.
 struct Translation {
   ScenarioText text;

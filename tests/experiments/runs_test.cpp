@@ -121,6 +121,27 @@ TEST(RunsFile, LayersThePipelineDoesNotDivide) {
       << f.runs[0].scenario_text;
 }
 
+// TorchTitan under pipelining, as of its December 2024 benchmarks: FSDP keeps each unit
+// gathered from its forward to its backward (no resharding), and a rank's batch is split into
+// one microbatch per pipeline rank where the table does not give the size.
+TEST(RunsFile, TorchTitanPipelineDefaults) {
+  TempDir dir;
+  const std::string titan =
+      "- id: titan-pp\n"
+      "  source: {ref: pytorch/torchtitan benchmarks/x.md}\n"
+      "  model: small\n"
+      "  training: {seq_len: 2048, global_batch: 64, micro_batch: not stated, precision: bf16,"
+      " recompute: full}\n"
+      "  parallelism: {fsdp: 4, dp: 4, tp: 1, pp: 2}\n"
+      "  cluster: {hardware: H100 80GB, gpus: 8}\n"
+      "  measured: {step_time_s: 2.5}\n";
+  RunsFile f = read(dir, runs_yaml(titan));
+  const runs::Run& t = f.runs[0];
+  ASSERT_TRUE(t.scenario) << t.skip;
+  EXPECT_FALSE(t.scenario->reshards_after_forward()) << t.scenario_text;
+  EXPECT_EQ(t.scenario->training.micro_batch, 8);  // 64 / (4 data-parallel x 2 pipeline ranks)
+}
+
 // The token dispatcher and routing a run names: Megatron-Core's flex dispatcher (DeepEP or
 // HybridEP) and NeMo AutoModel's DeepEP kernels are the node-deduplicated dispatch, its fake
 // balanced gate round-robin routing.
