@@ -127,9 +127,11 @@ void translate_sharding(const YamlNode& p, Translation& t) {
     if (auto on = lenient_bool(*r)) {
       t.set("training.reshard_after_forward", *on ? "true" : "false", *r);
     }
-  } else if (t.framework == Framework::kTorchTitan && t.pp > 1) {
-    // TorchTitan's default policy: no resharding under pipelining (one all-gather per unit
-    // and step instead of one per microbatch), docs/runs.md.
+  } else if ((t.framework == Framework::kTorchTitan || t.framework == Framework::kAutomodel) &&
+             t.pp > 1) {
+    // FSDP2 under PyTorch's pipelining, as TorchTitan and NeMo AutoModel (its MoE models, as
+    // of October 2025) default: no resharding (one all-gather per unit and step instead of one
+    // per microbatch), docs/runs.md.
     t.set("training.reshard_after_forward", "false", *at);
   }
 }

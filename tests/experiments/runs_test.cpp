@@ -123,7 +123,8 @@ TEST(RunsFile, LayersThePipelineDoesNotDivide) {
 
 // TorchTitan under pipelining, as of its December 2024 benchmarks: FSDP keeps each unit
 // gathered from its forward to its backward (no resharding), and a rank's batch is split into
-// one microbatch per pipeline rank where the table does not give the size.
+// one microbatch per pipeline rank where the table does not give the size. NeMo AutoModel (its
+// MoE models, October 2025) did not reshard under pipelining either.
 TEST(RunsFile, TorchTitanPipelineDefaults) {
   TempDir dir;
   const std::string titan =
@@ -135,11 +136,18 @@ TEST(RunsFile, TorchTitanPipelineDefaults) {
       "  parallelism: {fsdp: 4, dp: 4, tp: 1, pp: 2}\n"
       "  cluster: {hardware: H100 80GB, gpus: 8}\n"
       "  measured: {step_time_s: 2.5}\n";
-  RunsFile f = read(dir, runs_yaml(titan));
+  std::string automodel = titan;
+  automodel.replace(automodel.find("titan-pp"), 8, "auto-pp");
+  automodel.replace(automodel.find("pytorch/torchtitan"), 18, "NVIDIA-NeMo/Automodel");
+  RunsFile f = read(dir, runs_yaml(titan + automodel));
   const runs::Run& t = f.runs[0];
   ASSERT_TRUE(t.scenario) << t.skip;
   EXPECT_FALSE(t.scenario->reshards_after_forward()) << t.scenario_text;
   EXPECT_EQ(t.scenario->training.micro_batch, 8);  // 64 / (4 data-parallel x 2 pipeline ranks)
+  const runs::Run& a = f.runs[1];  // AutoModel: no resharding either, microbatches of 1
+  ASSERT_TRUE(a.scenario) << a.skip;
+  EXPECT_FALSE(a.scenario->reshards_after_forward()) << a.scenario_text;
+  EXPECT_EQ(a.scenario->training.micro_batch, 1);
 }
 
 // The token dispatcher and routing a run names: Megatron-Core's flex dispatcher (DeepEP or
