@@ -43,12 +43,14 @@ Request moe_space() {
   return r;
 }
 
-// Llama-3-8B under FSDP cut to 4 layers on one node, over ZeRO stages, TP and micro-batches.
+// Llama-3-8B under FSDP cut to 4 layers on one node, over ZeRO stages, TP, micro-batches and
+// recompute (TorchTitan's op-level selective checkpointing too).
 Request fsdp_space() {
   Request r;
   r.scenario = kScenarios + "llama3-8b-fsdp-h100.yaml";
   r.sets = {"model.layers=4", "training.seq_len=2048"};
-  r.vary = {"tp=1,2", "pp=1,2", "zero=0,1,2,3", "micro_batch=1,2", "recompute=none,full"};
+  r.vary = {"tp=1,2", "pp=1,2", "zero=0,1,2,3", "micro_batch=1,2",
+            "recompute=none,full,selective_op"};
   return r;
 }
 
