@@ -134,8 +134,6 @@ std::vector<std::string> recompute_defaults(const Scenario& s, std::int64_t /*de
   return {"none", "selective", "full"};
 }
 
-constexpr std::array<std::string_view, 4> kRecompute = {"none", "selective", "full",
-                                                        "selective_op"};
 constexpr std::array<std::string_view, 2> kBool = {"false", "true"};
 constexpr std::array<std::string_view, 3> kCpComm = {"p2p", "allgather", "a2a"};
 
@@ -197,7 +195,8 @@ std::vector<Axis> make_axes() {
       [](Scenario& s) -> std::int64_t& { return s.training.micro_batch; }, fixed({"1", "2", "4"}));
   a.push_back({"recompute", "activation recompute: none, selective, full or selective_op",
                [](Scenario& s, const std::string& v) {
-                 s.training.recompute = static_cast<synth::Recompute>(read_choice(v, kRecompute));
+                 s.training.recompute =
+                     static_cast<synth::Recompute>(read_choice(v, synth::kRecomputeNames));
                },
                recompute_defaults});
   a.push_back(

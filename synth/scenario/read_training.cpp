@@ -188,16 +188,12 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
   t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
   t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
-  constexpr std::array<std::string_view, 4> kRecompute = {"none", "selective", "full",
-                                                          "selective_op"};
   constexpr std::array<std::string_view, 3> kAttention = {"flash", "flash2", "unfused"};
   read_precision(n, t);
   if (auto v = n.find("recompute")) {
-    std::string r = v->as_choice(kRecompute);
-    t.recompute = r == "none"           ? Recompute::kNone
-                  : r == "selective"    ? Recompute::kSelective
-                  : r == "selective_op" ? Recompute::kSelectiveOp
-                                        : Recompute::kFull;
+    const std::string r = v->as_choice(kRecomputeNames);
+    t.recompute = static_cast<Recompute>(
+        std::find(kRecomputeNames.begin(), kRecomputeNames.end(), r) - kRecomputeNames.begin());
   }
   read_bool(n, "distributed_optimizer", t.distributed_optimizer);
   read_bool(n, "reshard_after_forward", t.reshard_after_forward);

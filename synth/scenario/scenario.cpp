@@ -115,17 +115,7 @@ std::string_view owner_mode_name(OwnerMode m) {
 }
 
 std::string_view recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-    case Recompute::kSelectiveOp:
-      return "selective_op";
-  }
-  return "?";
+  return kRecomputeNames.at(static_cast<std::size_t>(r));
 }
 
 std::string_view fp8_recipe_name(Fp8Recipe r) {

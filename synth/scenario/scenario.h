@@ -3,10 +3,12 @@
 // cluster of one experiment, as read (strictly) from scenarios/<name>.yaml.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/dtype.h"
@@ -22,6 +24,9 @@ enum class NormKind : unsigned char { kLayerNorm, kRmsNorm };
 // checkpointing (docs/formulas.md §3: the outputs of the attention kernel, reduce-scatters,
 // amaxes and every other weight GEMM are kept, the rest of the layer reruns in backward).
 enum class Recompute : unsigned char { kNone, kSelective, kFull, kSelectiveOp };
+// The scenario's names of the recompute modes, in the enum's order.
+inline constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full",
+                                                                    "selective_op"};
 // Attention: a fused kernel, the platform's best (cuDNN's, FlashAttention-3 on Hopper: what
 // Transformer Engine runs), or FlashAttention-2's (PyTorch SDPA's flash backend before cuDNN
 // became its default, flash-attn 2.x); or Megatron's unfused path (batched GEMMs and a softmax).
