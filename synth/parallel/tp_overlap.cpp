@@ -60,7 +60,11 @@ Plan plan(const BlockProgram& p) {
   for (std::int32_t i = 0; i < n; ++i) {
     const ProgOp& o = p.ops[static_cast<std::size_t>(i)];
     const bool bwd = o.node.phase == graph::Phase::kBackward;
-    if (is_gemm(o)) {
+    // In backward the ring exchange is the input-gradient GEMM's (proj_dgrad, fc2_dgrad); a
+    // weight-gradient GEMM's gathers run beside the GEMM before it (bulk).
+    const bool wgrad =
+        bwd && std::find(p.wgrad_ops.begin(), p.wgrad_ops.end(), i) != p.wgrad_ops.end();
+    if (is_gemm(o) && !wgrad) {
       for (std::int32_t d : o.deps) {
         if (d < 0 || gather_used[static_cast<std::size_t>(d)] != 0) {
           continue;

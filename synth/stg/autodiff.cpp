@@ -25,7 +25,8 @@ class Autodiff {
   TensorId combine(TensorId t);
   void backward_of(OpId id);
   void einsum_backward(const Op& op, TensorId dy);
-  void fp8_einsum_backward(const Op& op, TensorId dy);
+  void fp8_einsum_backward(const Op& op);
+  std::pair<TensorId, TensorId> fp8_output_grad(const Op& op);
   void unpermute_backward(const Op& op, TensorId dy);
   TensorId saved_input(TensorId t);
   TensorId kernel(const std::string& name, OpClass cls, std::vector<TensorId> in, Layout out,
@@ -121,15 +122,64 @@ TensorId Autodiff::saved_input(TensorId t) {
   return t;
 }
 
-// An FP8 linear layer (docs/fp8.md): the output gradient is quantized (E5M2; with its
-// column-wise copy where the weight gradient needs one), then dgrad and wgrad run in FP8,
-// wgrad reading the forward input's column-wise copy.
-void Autodiff::fp8_einsum_backward(const Op& op, TensorId dy) {
-  EinsumSpec s = parse_einsum(op.spec);
-  const DType out = g_.tensor(dy).dtype;
+// Whether `target` is `from` with some of its dimensions gathered: the same labels, no
+// partial sum, and every dimension either sharded alike or replicated in `target`.
+bool only_gathers(const Layout& from, const Layout& target) {
+  if (from.labels != target.labels || from.partial != 0 || from == target) {
+    return false;
+  }
+  for (std::size_t d = 0; d < from.labels.size(); ++d) {
+    if (from.shard[d] != target.shard[d] && target.shard[d] != kReplicated) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The output gradient of an FP8 linear layer, quantized (E5M2; with its column-wise copy
+// where the weight gradient needs one). Where its contributions share a layout that only an
+// all-gather separates from the output's (a row-parallel layer under sequence parallelism),
+// the local shard is quantized and the FP8 copies gathered, as Transformer Engine does
+// (docs/fp8.md, "FP8 all-gathers"): the row-wise gather then feeds the input-gradient GEMM
+// directly, which its userbuffers overlap. Otherwise the summed gradient is quantized.
+std::pair<TensorId, TensorId> Autodiff::fp8_output_grad(const Op& op) {
+  const TensorId y = op.out[0];
+  const std::vector<TensorId> parts = contrib_[y];
+  if (parts.empty()) {
+    return {-1, -1};
+  }
+  const Layout target = without_partial(g_.tensor(y).layout);
+  const Layout local = g_.tensor(parts[0]).layout;
+  const bool gather = only_gathers(local, target) &&
+                      std::all_of(parts.begin(), parts.end(),
+                                  [&](TensorId p) { return g_.tensor(p).layout == local; });
+  TensorId dy = -1;
+  if (gather) {
+    for (TensorId p : parts) {
+      dy = dy < 0 ? p : g_.add(g_.tensor(y).name + ".grad_acc", dy, p);
+    }
+  } else {
+    dy = combine(y);
+  }
   TensorId amax = op.fp8_grad_amax ? g_.fp8_amax(op.name + ".fp8.amax_grad", dy) : -1;
   const char* cast = op.fp8_grad.columnwise ? ".fp8.cast_transpose_grad" : ".fp8.cast_grad";
-  auto [dy8, dy8_col] = g_.fp8_cast(op.name + cast, dy, op.fp8_grad, amax);
+  auto [row, col] = g_.fp8_cast(op.name + cast, dy, op.fp8_grad, amax);
+  if (!gather) {
+    return {row, col};
+  }
+  TensorId row_gathered = g_.convert(row, target, Phase::kBackward);
+  return {row_gathered, col == row ? row_gathered : g_.convert(col, target, Phase::kBackward)};
+}
+
+// An FP8 linear layer (docs/fp8.md): the output gradient is quantized (fp8_output_grad),
+// then dgrad and wgrad run in FP8, wgrad reading the forward input's column-wise copy.
+void Autodiff::fp8_einsum_backward(const Op& op) {
+  auto [dy8, dy8_col] = fp8_output_grad(op);
+  if (dy8 < 0) {
+    return;
+  }
+  EinsumSpec s = parse_einsum(op.spec);
+  const DType out = g_.tensor(op.out[0]).dtype;
   TensorId a = op.in[0];
   TensorId b = op.in[1];
   if (!g_.tensor(a).weight && !is_data(a)) {
@@ -164,10 +214,6 @@ void Autodiff::unpermute_backward(const Op& op, TensorId dy) {
 }
 
 void Autodiff::einsum_backward(const Op& op, TensorId dy) {
-  if (op.fp8) {
-    fp8_einsum_backward(op, dy);
-    return;
-  }
   EinsumSpec s = parse_einsum(op.spec);
   TensorId a = op.in[0];
   TensorId b = op.in[1];
@@ -205,6 +251,10 @@ void Autodiff::backward_of(OpId id) {
     TensorId dl = kernel(op.name + ".bwd", OpClass::kLoss, {probs}, g_.tensor(op.in[0]).layout,
                          g_.tensor(op.in[0]).dtype, 2.0, extra);
     contribute(op.in[0], dl);
+    return;
+  }
+  if (op.kind == OpKind::kEinsum && op.fp8) {
+    fp8_einsum_backward(op);
     return;
   }
   TensorId dy = combine(op.out[0]);

@@ -144,6 +144,33 @@ TEST(Fp8Kernels, CountAndBytesPerRecipe) {
   }
 }
 
+// (b) With sequence parallelism the row-parallel layers' (proj, fc2) output gradients arrive
+// sharded over TP: Transformer Engine quantizes the local shard, so the casts read
+// M_sp = N_q + 2 N_h / tp + N_e elements, and gathers the FP8 copies; the row-wise gather
+// feeds the input-gradient GEMM, which the userbuffers' ring exchange splits (two parts),
+// while the weight-gradient GEMM is left whole.
+TEST(Fp8Kernels, SequenceParallelGradientsAreQuantizedBeforeTheirGather) {
+  const double m_sp = static_cast<double>(kTokens * 3 * kH) / kTp +
+                      2.0 * static_cast<double>(kTokens * kH) / kTp +
+                      static_cast<double>(kTokens * 4 * kH) / kTp;
+  EXPECT_DOUBLE_EQ(
+      fp8_kernels(small(Fp8Recipe::kDelayed, "h100-sxm", true)).at("fp8.cast_transpose_grad").bytes,
+      4.0 * m_sp);
+  const StepPrograms progs = build_programs(small(Fp8Recipe::kDelayed, "h100-sxm", true));
+  std::map<std::string, const parallel::ProgOp*> ops;
+  for (const parallel::ProgOp& op : progs.layer.ops) {
+    ops[op.name] = &op;
+  }
+  for (const std::string linear : {"attn.proj", "mlp.fc2"}) {
+    SCOPED_TRACE(linear);
+    const std::string gather = linear + ".fp8.cast_transpose_grad.all_gather";
+    ASSERT_EQ(ops.count(gather), 1U);
+    EXPECT_EQ(ops.at(gather)->node.dtype, base::DType::kFP8);
+    EXPECT_EQ(ops.count(linear + ".dgrad.part1") + ops.count(linear + ".dgrad.part2"), 2U);
+    EXPECT_EQ(ops.count(linear + ".wgrad"), 1U);
+  }
+}
+
 // (b) The GEMMs: the linears' forward, dgrad and wgrad run in FP8 (12 per layer); the
 // attention core, the LM head and everything else stay in bf16.
 TEST(Fp8Kernels, WhichGemmsRunInFp8) {
