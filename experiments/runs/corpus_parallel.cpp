@@ -164,6 +164,17 @@ void framework_defaults(const YamlNode& p, Translation& t) {
       !t.text.has("training.distributed_optimizer")) {
     t.set("training.distributed_optimizer", "true", p);  // every NeMo/Bridge recipe
   }
+  // Megatron-Bridge's GPTModelProvider fuses the cross-entropy (cross_entropy_loss_fusion,
+  // True since the repository began; Megatron-Core's own default is off).
+  if (t.megatron_bridge && !t.text.has("training.cross_entropy_fusion")) {
+    t.set("training.cross_entropy_fusion", "true", p);
+  }
+  // Its FP8 presets keep the weights in FP8 (fp8_param_gather in every bf16_with_fp8_* and
+  // bf16_with_mxfp8 mixed-precision config).
+  if (t.megatron_bridge && t.precision_group != "bf16" &&
+      !t.text.has("training.fp8_param_gather")) {
+    t.set("training.fp8_param_gather", "true", p);
+  }
   if (t.framework != Framework::kMegatron && t.tp > 1) {
     bool async = false;
     if (auto a = p.find("async_tp")) {

@@ -187,6 +187,7 @@ Run translate_variant(const YamlNode& c, const std::optional<YamlNode>& models,
   Translation t;
   t.async_tp = variant.async_tp;
   t.framework = framework_of(c, run.source, t);
+  t.megatron_bridge = contains(run.source, "megatron-bridge");
   t.text.set("name", quoted(run.id), run.at);
   YamlNode model = c.at("model");
   if (model.is_scalar()) {

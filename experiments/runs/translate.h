@@ -38,6 +38,7 @@ struct Translation {
   std::int64_t cp = 1;
   std::optional<bool> async_tp;  // a variant's TorchTitan async TP, over the case's key
   bool compiled = false;         // torch.compile: training.compile, or the source's table says so
+  bool megatron_bridge = false;  // Megatron-Bridge: its model providers' defaults apply
   std::int64_t layers = 0;       // the model's decoder layers and MTP modules, once read
   std::int64_t mtp = 0;
 

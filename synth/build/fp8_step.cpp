@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The FP8 nodes that are not ops of a block program (docs/fp8.md): each layer's weights are
 // quantized once per step, before the layer's first forward (Transformer Engine caches the FP8
-// weights over the microbatches, refreshed on the first one); with delayed scaling, every
+// weights over the microbatches, refreshed on the first one; with fp8_param_gather they are FP8
+// already, and only transposed where the part needs it); with delayed scaling, every
 // fp8_autocast region (Megatron-Core: the chunk's transformer block) ends its forward and its
 // backward with one fused amax-history and scale update. Both wait for the activation the
 // layer (or chunk) works on, as they run inside its forward; the compute stream runs them in
@@ -36,6 +37,13 @@ void StageBuilder::fp8_weight_cast(const StageBlock& b, std::int32_t mb, NodeId 
     return;
   }
   const auto l = static_cast<std::size_t>(b.layer);
+  if (plan.param_gather) {  // the weights are FP8 already: only the transposed copy is made
+    if (const double bytes = plan.transpose_after_gather_bytes(w); bytes > 0.0) {
+      add_after(fp8_node(c_.fp8_names.cast_weight[l], bytes, mb, b.layer, graph::Phase::kForward),
+                input);
+    }
+    return;
+  }
   if (plan.current_scaling()) {  // the weights' amax before their cast
     add_after(fp8_node(c_.fp8_names.amax_weight[l], 2.0 * w, mb, b.layer, graph::Phase::kForward),
               input);
@@ -74,7 +82,8 @@ bool StageBuilder::casts_gathered_weights() const {
 
 // Under ZeRO-3 a unit's weights exist whole only between its gather and its release, so their
 // FP8 copies are cast after every gather (TorchTitan's Float8Linear, TE under Megatron-FSDP)
-// and freed with them: transient, not static.
+// and freed with them: transient, not static. With fp8_param_gather the gather brings the FP8
+// weights, and only a transposed copy is made where the part needs one.
 void StageBuilder::fp8_gathered_cast(std::size_t k, std::int32_t mb, graph::Phase phase) {
   const StageBlock& b = blocks_[k];
   const double w = b.prog->fp8_weight_elements;
@@ -83,6 +92,15 @@ void StageBuilder::fp8_gathered_cast(std::size_t k, std::int32_t mb, graph::Phas
   }
   const auto l = static_cast<std::size_t>(b.layer);
   const NodeId after = last_node();
+  if (c_.fp8.param_gather) {  // gathered in FP8: only the transposed copy is made
+    if (const double bytes = c_.fp8.transpose_after_gather_bytes(w); bytes > 0.0) {
+      Node t = fp8_node(c_.fp8_names.cast_weight[l], bytes, mb, b.layer, phase);
+      t.mem_alloc = t.comm_alloc = static_cast<std::int64_t>(w);
+      units_[k].gathered_bytes += t.mem_alloc;
+      add_after(t, after);
+    }
+    return;
+  }
   if (c_.fp8.current_scaling()) {
     add_after(fp8_node(c_.fp8_names.amax_weight[l], 2.0 * w, mb, b.layer, phase), after);
   }
@@ -94,6 +112,25 @@ void StageBuilder::fp8_gathered_cast(std::size_t k, std::int32_t mb, graph::Phas
   cast.mem_alloc = cast.comm_alloc = copies;
   units_[k].gathered_bytes += copies;
   add_after(cast, after);
+}
+
+// The bytes per rank that fp8_param_gather saves on the stored weights: their bf16 copy
+// (ZeRO-3: the shard's bf16 bytes less its FP8 ones).
+double StageBuilder::fp8_param_bytes_saved() const {
+  if (!c_.fp8.param_gather) {
+    return 0.0;
+  }
+  double saved = 0.0;
+  const double bytes = base::dtype_bytes(c_.s.training.precision);
+  for (const GradDomain& d : grad_domains()) {
+    for (std::size_t k = 0; k < blocks_.size(); ++k) {
+      const BlockProgram& p = *blocks_[k].prog;
+      const double w = d.experts ? p.fp8_expert_weight_elements
+                                 : p.fp8_weight_elements - p.fp8_expert_weight_elements;
+      saved += c_.s.zero_stage() == 3 ? fp8_gather_saving(k, d) / d.ranks : w * bytes;
+    }
+  }
+  return saved;
 }
 
 double StageBuilder::fp8_static_bytes() const {

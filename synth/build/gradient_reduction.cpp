@@ -194,10 +194,17 @@ void StageBuilder::gather_params(const GradDomain& d, double total,
     double rest = total - gathered;
     bucket_params.assign(rest > 0.5 ? 1 : 0, rest);
   }
+  // The LLM's FP8 weights (fp8_param_gather) spread over its buckets in proportion; what is
+  // left after the overlapped gathers is the encoder's.
+  double saving = 0.0;
+  for (std::size_t k = 0; k < blocks_.size() && gathered <= 0.0; ++k) {
+    saving += fp8_gather_saving(k, d);
+  }
+  const double bytes_per_param =
+      base::dtype_bytes(s.training.precision) - (total > 0.0 ? saving / total : 0.0);
   for (double bp : bucket_params) {
-    dp_collective(graph::CollType::kAllGather, d.group,
-                  bp * base::dtype_bytes(s.training.precision), s.training.precision, {after},
-                  c_.reduction_names.param_gather, graph::Phase::kOptimizer);
+    dp_collective(graph::CollType::kAllGather, d.group, bp * bytes_per_param, s.training.precision,
+                  {after}, c_.reduction_names.param_gather, graph::Phase::kOptimizer);
   }
 }
 

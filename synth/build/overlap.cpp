@@ -90,10 +90,13 @@ void StageBuilder::param_gathers() {
   const std::vector<GradDomain> domains = grad_domains();
   for (const ParamGather& p : plan_param_gathers(domains)) {
     const std::size_t slot = domains[p.domain].experts ? 1 : 0;
-    NodeId ag =
-        dp_collective(graph::CollType::kAllGather, domains[p.domain].group,
-                      p.params * base::dtype_bytes(s.training.precision), s.training.precision, {},
-                      c_.reduction_names.param_gather, graph::Phase::kForward);
+    double bytes = p.params * base::dtype_bytes(s.training.precision);
+    for (std::size_t k = p.lo; k < p.hi; ++k) {
+      bytes -= fp8_gather_saving(k, domains[p.domain]);
+    }
+    NodeId ag = dp_collective(graph::CollType::kAllGather, domains[p.domain].group, bytes,
+                              s.training.precision, {}, c_.reduction_names.param_gather,
+                              graph::Phase::kForward);
     gathered_params_[slot] += p.params;
     for (std::size_t k = p.lo; k < p.hi; ++k) {
       gather_of_block_[k][slot] = ag;

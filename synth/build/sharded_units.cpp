@@ -23,6 +23,16 @@ bool StageBuilder::keeps_units() const {
   return c_.s.zero_stage() == 3 && !c_.s.reshards_after_forward() && c_.s.parallel.pp > 1;
 }
 
+double StageBuilder::fp8_gather_saving(std::size_t k, const GradDomain& d) const {
+  if (!c_.fp8.param_gather) {
+    return 0.0;
+  }
+  const BlockProgram& p = *blocks_[k].prog;
+  const double w = d.experts ? p.fp8_expert_weight_elements
+                             : p.fp8_weight_elements - p.fp8_expert_weight_elements;
+  return w * (base::dtype_bytes(c_.s.training.precision) - c_.fp8.gathered_weight_bytes());
+}
+
 NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double params,
                                  graph::Phase phase) {
   const Scenario& s = c_.s;
@@ -31,7 +41,7 @@ NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double para
   n.coll = graph::CollType::kAllGather;
   n.stream = graph::Stream::kDPGather;
   n.group = d.group;
-  n.bytes = params * base::dtype_bytes(s.training.precision);
+  n.bytes = params * base::dtype_bytes(s.training.precision) - fp8_gather_saving(k, d);
   n.dtype = s.training.precision;
   n.phase = phase;
   n.name = c_.reduction_names.unit_gather;

@@ -219,6 +219,7 @@ class StageBuilder {
   void fp8_amax_update(std::int32_t mb, std::int32_t chunk, graph::Phase phase, NodeId after);
   NodeId add_after(const Node& n, NodeId dep);  // dep == kNone: no dependency
   [[nodiscard]] double fp8_static_bytes() const;
+  [[nodiscard]] double fp8_param_bytes_saved() const;
   // Overlap as the frameworks schedule it (overlap.cpp).
   void hold_send(NodeId send);
   void wait_sends();
@@ -244,6 +245,9 @@ class StageBuilder {
   NodeId unit_release(std::size_t k, NodeId end);
   void unit_reduce(std::size_t k, const GradDomain& d, double params, NodeId end, bool last);
   [[nodiscard]] double unit_params(std::size_t k, const GradDomain& d) const;
+  // What fp8_param_gather saves in the parameter all-gather of block k's domain-d parameters:
+  // its FP8 weights' bytes in the training precision less their FP8 bytes; 0 without it.
+  [[nodiscard]] double fp8_gather_saving(std::size_t k, const GradDomain& d) const;
   [[nodiscard]] bool keeps_units() const;
   [[nodiscard]] NodeId last_node() const { return static_cast<NodeId>(g_.size() - 1); }
 

@@ -137,8 +137,9 @@ void StageBuilder::account_static_memory(double params) {
   g_.weight_memory = bytes(2.0 / shard(dense_shards, 3), 2.0 / shard(expert_shards, 3));
   g_.grad_memory = bytes(s.training.grad_bytes() / shard(dense_shards, 2),
                          s.training.grad_bytes() / shard(expert_shards, 2));
-  // FP8 weight copies (and their scales), cached over the step, count as weights.
-  const auto fp8 = static_cast<std::int64_t>(fp8_static_bytes());
+  // FP8 weight copies (and their scales), cached over the step, count as weights; with
+  // fp8_param_gather the row-wise copy is the parameter, and no bf16 copy of it is kept.
+  const auto fp8 = static_cast<std::int64_t>(fp8_static_bytes() - fp8_param_bytes_saved());
   g_.static_memory += fp8;
   g_.weight_memory += fp8;
   if (holds_encoder() && !holds_encoder_grads()) {

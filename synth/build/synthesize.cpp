@@ -214,7 +214,9 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   c.optimizer_names = detail::intern_optimizer_names(g);
   c.fp8 = models::fp8_plan(s);
   if (c.fp8.on()) {
-    const char* cast = c.fp8.weight_copies() > 1 ? "fp8.cast_transpose_weight" : "fp8.cast_weight";
+    const char* cast = c.fp8.param_gather          ? "fp8.transpose_weight"
+                       : c.fp8.weight_copies() > 1 ? "fp8.cast_transpose_weight"
+                                                   : "fp8.cast_weight";
     for (std::int64_t l = 0; l < s.model.layers; ++l) {
       c.fp8_names.cast_weight.push_back(g.intern(fmt::format("L{}.{}", l, cast)));
       c.fp8_names.amax_weight.push_back(g.intern(fmt::format("L{}.fp8.amax_weight", l)));

@@ -34,6 +34,14 @@ double Fp8Plan::weight_scale_bytes() const {
   }
 }
 
+double Fp8Plan::gathered_weight_bytes() const {
+  return 1.0 + weight_scale_bytes();
+}
+
+double Fp8Plan::transpose_after_gather_bytes(double weight_elements) const {
+  return weight_copies() > 1 ? 2.0 * weight_elements : 0.0;
+}
+
 double Fp8Plan::meta_bytes_per_gemm() const {
   switch (recipe) {
     case Fp8Recipe::kDelayed:
@@ -53,6 +61,9 @@ Fp8Plan fp8_plan(const Scenario& s) {
   p.recipe = s.training.fp8;
   if (p.on()) {
     p.transpose = hardware_profile(s).fp8_transpose;
+    // MXFP8's row- and column-wise copies cannot be made from one another: Megatron gathers
+    // its parameters in bf16 (into the gradient buffer) and quantizes them as without the key.
+    p.param_gather = s.training.fp8_param_gather && p.recipe != Fp8Recipe::kMxfp8;
   }
   return p;
 }
@@ -74,10 +85,11 @@ TensorId linear(stg::Graph& g, const Fp8Plan& plan, const std::string& name,
   return y;
 }
 
-double fp8_weight_elements(const stg::Graph& g) {
+double fp8_weight_elements(const stg::Graph& g, bool experts_only) {
   double n = 0.0;
   for (const stg::Op& op : g.ops()) {
-    if (op.fp8 && op.phase == graph::Phase::kForward && g.tensor(op.in[1]).weight) {
+    if (op.fp8 && op.phase == graph::Phase::kForward && g.tensor(op.in[1]).weight &&
+        (g.tensor(op.in[1]).expert || !experts_only)) {
       n += static_cast<double>(g.elements_of(op.in[1]));
     }
   }

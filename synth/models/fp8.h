@@ -13,7 +13,8 @@ namespace tessera::synth::models {
 
 struct Fp8Plan {
   Fp8Recipe recipe = Fp8Recipe::kNone;
-  bool transpose = false;  // the part's FP8 GEMMs need K-major operands (hw profile)
+  bool transpose = false;     // the part's FP8 GEMMs need K-major operands (hw profile)
+  bool param_gather = false;  // FP8 weights, gathered in FP8 (training.fp8_param_gather)
 
   [[nodiscard]] bool on() const { return recipe != Fp8Recipe::kNone; }
   // Activations and output gradients: a column-wise copy for the weight-gradient GEMM where
@@ -29,6 +30,11 @@ struct Fp8Plan {
   }
   // Bytes per weight element of one copy's scales: blockwise 4 / 128^2, MXFP8 1 / 32, else 0.
   [[nodiscard]] double weight_scale_bytes() const;
+  // With param_gather: bytes per weight element that the parameter all-gather carries (the
+  // row-wise copy and its scales), and the bytes of the transpose made from the gathered copy
+  // where the part needs a second one (Hopper: read and write one byte per element).
+  [[nodiscard]] double gathered_weight_bytes() const;
+  [[nodiscard]] double transpose_after_gather_bytes(double weight_elements) const;
   // Scaling metadata per FP8 GEMM: 5 quantizers (input, weight, output; two gradients) with
   // an fp32 scale each, plus an fp32 amax history of Megatron-Core's length 1 with delayed.
   [[nodiscard]] double meta_bytes_per_gemm() const;
@@ -42,8 +48,9 @@ Fp8Plan fp8_plan(const Scenario& s);
 stg::TensorId linear(stg::Graph& g, const Fp8Plan& plan, const std::string& name,
                      const std::string& spec, stg::TensorId x, stg::TensorId w);
 
-// Elements of the weights a block's FP8 GEMMs read (one rank's shard).
-double fp8_weight_elements(const stg::Graph& g);
+// Elements of the weights a block's FP8 GEMMs read (one rank's shard); the routed experts'
+// only with experts_only.
+double fp8_weight_elements(const stg::Graph& g, bool experts_only = false);
 // FP8 GEMMs of the block's forward pass.
 int fp8_gemms(const stg::Graph& g);
 

@@ -240,6 +240,7 @@ Block make_layer(const Scenario& s, bool backward, bool moe) {
   b.params = weight_parameters(g) + bias_params(s, moe);
   b.expert_params = weight_parameters(g, true);
   b.fp8_weight_elements = fp8_weight_elements(g);
+  b.fp8_expert_weight_elements = fp8_weight_elements(g, true);
   b.fp8_gemms = fp8_gemms(g);
   finish_block(b, s, backward);
   return b;

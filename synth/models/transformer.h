@@ -21,10 +21,11 @@ struct Block {
   std::vector<stg::TensorId> inputs;   // activations flowing in (empty for the embedding)
   std::vector<stg::TensorId> outputs;  // activations flowing out (empty for the head)
   stg::BackwardResult backward;
-  double params = 0.0;               // parameters held by one rank (biases included)
-  double fp8_weight_elements = 0.0;  // of those, the weights FP8 GEMMs read (docs/fp8.md)
-  int fp8_gemms = 0;                 // FP8 GEMMs of the forward pass
-  double expert_params = 0.0;        // of params, the routed experts' (reduced over edp)
+  double params = 0.0;                      // parameters held by one rank (biases included)
+  double fp8_weight_elements = 0.0;         // of those, the weights FP8 GEMMs read (docs/fp8.md)
+  int fp8_gemms = 0;                        // FP8 GEMMs of the forward pass
+  double expert_params = 0.0;               // of params, the routed experts' (reduced over edp)
+  double fp8_expert_weight_elements = 0.0;  // of fp8_weight_elements, the routed experts'
 };
 
 struct Blocks {

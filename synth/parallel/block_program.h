@@ -33,19 +33,20 @@ struct BlockProgram {
   // With a split backward, ops [n_fwd, w_begin) compute input gradients (B) and
   // [w_begin, size) weight gradients only (W); otherwise w_begin == ops.size().
   std::int32_t w_begin = 0;
-  std::int32_t fwd_out = -1;            // op producing the block's output activation
-  std::int32_t bwd_out = -1;            // op producing the gradient of the block's input
-  std::int64_t out_bytes = 0;           // the output activation (a pipeline message)
-  std::int64_t in_grad_bytes = 0;       // the input gradient (a pipeline message)
-  std::vector<std::int32_t> wgrad_ops;  // ops whose end makes weight gradients final
-  std::vector<bool> wgrad_expert;       // per wgrad op: a routed expert's (reduced over edp)
-  double params = 0.0;                  // per rank
-  double expert_params = 0.0;           // of params, the routed experts'
-  double fp8_weight_elements = 0.0;     // per rank: the weights FP8 GEMMs read
-  int fp8_gemms = 0;                    // FP8 GEMMs per forward pass
-  double saved_bytes = 0.0;             // activations kept from forward for backward
-  double model_flops = 0.0;             // per microbatch, per rank (MFU convention)
-  double hardware_flops = 0.0;          // per microbatch, per rank, including recompute
+  std::int32_t fwd_out = -1;                // op producing the block's output activation
+  std::int32_t bwd_out = -1;                // op producing the gradient of the block's input
+  std::int64_t out_bytes = 0;               // the output activation (a pipeline message)
+  std::int64_t in_grad_bytes = 0;           // the input gradient (a pipeline message)
+  std::vector<std::int32_t> wgrad_ops;      // ops whose end makes weight gradients final
+  std::vector<bool> wgrad_expert;           // per wgrad op: a routed expert's (reduced over edp)
+  double params = 0.0;                      // per rank
+  double expert_params = 0.0;               // of params, the routed experts'
+  double fp8_weight_elements = 0.0;         // per rank: the weights FP8 GEMMs read
+  double fp8_expert_weight_elements = 0.0;  // of those, the routed experts'
+  int fp8_gemms = 0;                        // FP8 GEMMs per forward pass
+  double saved_bytes = 0.0;                 // activations kept from forward for backward
+  double model_flops = 0.0;                 // per microbatch, per rank (MFU convention)
+  double hardware_flops = 0.0;              // per microbatch, per rank, including recompute
 };
 
 // `split_backward`: order the backward as all B ops, then all W ops (zero-bubble schedules).

@@ -371,6 +371,7 @@ BlockProgram Lowering::run() {
   prog.params = b_.params;
   prog.expert_params = b_.expert_params;
   prog.fp8_weight_elements = b_.fp8_weight_elements;
+  prog.fp8_expert_weight_elements = b_.fp8_expert_weight_elements;
   prog.fp8_gemms = b_.fp8_gemms;
   OpId first_bwd = b_.backward.first_op;
   for (OpId o = 0; o < first_bwd; ++o) {

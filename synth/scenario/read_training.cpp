@@ -18,11 +18,12 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 20> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 21> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
                                                             "fp8_recipe",
+                                                            "fp8_param_gather",
                                                             "recompute",
                                                             "attention",
                                                             "elementwise",
@@ -143,6 +144,7 @@ void read_precision(const YamlNode& n, TrainingConfig& t) {
             : r == "blockwise"  ? Fp8Recipe::kBlockwise
                                 : Fp8Recipe::kMxfp8;
   }
+  read_bool(n, "fp8_param_gather", t.fp8_param_gather);
 }
 
 // How the framework builds the layers and their gradients: Megatron-Core's keys and defaults.

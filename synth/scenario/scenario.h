@@ -197,6 +197,10 @@ struct TrainingConfig {
   // fp8 (the linear layers' GEMMs then run in FP8, docs/fp8.md).
   base::DType precision = base::DType::kBF16;
   Fp8Recipe fp8 = Fp8Recipe::kNone;
+  // The linear layers' weights kept in FP8 and all-gathered in FP8 (Megatron's
+  // --fp8-param-gather, Transformer Engine's fp8_model_init): no bf16 copy and no cast from
+  // one, the distributed optimizer or FSDP gathering FP8 (docs/fp8.md).
+  bool fp8_param_gather = false;
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;
   AttentionKernel attention = AttentionKernel::kFlash;

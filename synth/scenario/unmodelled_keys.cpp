@@ -17,12 +17,10 @@ struct Unmodelled {
   std::string_view hint;
 };
 
-constexpr std::array<Unmodelled, 2> kUnmodelled = {{
+constexpr std::array<Unmodelled, 1> kUnmodelled = {{
     {"parallelism", "cp_comm", "a2a+p2p",
      "Transformer Engine's hierarchical context parallelism, all-to-all inside a ring",
      "cp_comm: a2a or allgather model the two halves"},
-    {"training", "fp8_param_gather", "", "Megatron's FP8 weights in the parameter all-gather",
-     "the all-gathers move bf16 weights (docs/sharded_data_parallel.md)"},
 }};
 
 }  // namespace

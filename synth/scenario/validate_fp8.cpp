@@ -7,7 +7,30 @@
 
 namespace tessera::synth::detail {
 
+namespace {
+
+void check_fp8_param_gather(const Scenario& s, Violations& out) {
+  if (!s.training.fp8_param_gather) {
+    return;
+  }
+  if (s.training.fp8 == Fp8Recipe::kNone) {
+    out.push_back({"training.fp8_param_gather",
+                   "fp8_param_gather keeps the linear layers' weights in FP8, which needs "
+                   "precision: fp8",
+                   "set precision: fp8, or remove fp8_param_gather"});
+  } else if (s.zero_stage() == 0) {  // Megatron asserts the same (arguments.py)
+    out.push_back({"training.fp8_param_gather",
+                   "fp8_param_gather gathers the FP8 weights over the data-parallel ranks: it "
+                   "needs the distributed optimizer or FSDP",
+                   "set distributed_optimizer: true (or parallelism.zero >= 1), or remove "
+                   "fp8_param_gather"});
+  }
+}
+
+}  // namespace
+
 void check_fp8(const Scenario& s, Violations& out) {
+  check_fp8_param_gather(s, out);
   if (s.training.fp8 == Fp8Recipe::kNone) {
     return;
   }

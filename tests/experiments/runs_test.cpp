@@ -150,6 +150,28 @@ TEST(RunsFile, TorchTitanPipelineDefaults) {
   EXPECT_EQ(a.scenario->training.micro_batch, 1);
 }
 
+// Megatron-Bridge's model providers fuse the cross-entropy (cross_entropy_loss_fusion) and its
+// FP8 presets gather FP8 weights (fp8_param_gather); NeMo's runs keep Megatron-Core's defaults.
+TEST(RunsFile, MegatronBridgeDefaults) {
+  TempDir dir;
+  std::string nemo = megatron_case("nemo", "tp: 2, pp: 2, dp: 2", "tokens_per_s_per_gpu: 10000",
+                                   "fp8 current scaling");
+  nemo.replace(nemo.find("NVIDIA-NeMo/Megatron-Bridge"), 27, "NVIDIA/NeMo");
+  RunsFile f =
+      read(dir, runs_yaml(megatron_case("bridge") +
+                          megatron_case("bridge-fp8", "tp: 2, pp: 2, dp: 2",
+                                        "tokens_per_s_per_gpu: 10000", "fp8 current scaling") +
+                          nemo));
+  for (const runs::Run& r : f.runs) {
+    ASSERT_TRUE(r.scenario) << r.skip;
+  }
+  EXPECT_TRUE(f.runs[0].scenario->training.cross_entropy_fusion);
+  EXPECT_FALSE(f.runs[0].scenario->training.fp8_param_gather);  // bf16
+  EXPECT_TRUE(f.runs[1].scenario->training.fp8_param_gather);
+  EXPECT_FALSE(f.runs[2].scenario->training.cross_entropy_fusion);
+  EXPECT_FALSE(f.runs[2].scenario->training.fp8_param_gather);
+}
+
 // The token dispatcher and routing a run names: Megatron-Core's flex dispatcher (DeepEP or
 // HybridEP) and NeMo AutoModel's DeepEP kernels are the node-deduplicated dispatch, its fake
 // balanced gate round-robin routing.

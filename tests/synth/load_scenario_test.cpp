@@ -109,9 +109,6 @@ TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
       {"parallelism.cp_comm=a2a+p2p",
        "`parallelism.cp_comm: a2a+p2p` (Transformer Engine's hierarchical context parallelism, "
        "all-to-all inside a ring) is not modelled yet"},
-      {"training.fp8_param_gather=true",
-       "`training.fp8_param_gather` (Megatron's FP8 weights in the parameter all-gather) is not "
-       "modelled yet"},
   };
   for (const auto& c : cases) {
     std::string e = error_of([&] { (void)tiny({c.first}); });

@@ -187,6 +187,43 @@ TEST(ShardedDataParallel, Fp8CopiesComeAndGoWithTheGatheredWeights) {
   EXPECT_LT(extra, 4096) << "no FP8 weight copy is static";
 }
 
+// fp8_param_gather (Megatron's --fp8-param-gather) on Hopper: the linear weights, w = 4 layers
+// x 12 h^2 elements, are kept in FP8 and gathered at 1 byte, so ZeRO-1's gather after the step
+// carries 2p - w bytes and ZeRO-3's every gather its unit's 2 p_u - w_u (2 m (2p - w) a step);
+// no weight is cast from bf16, a gathered layer only transposed (read and write w_u bytes), and
+// ZeRO-1's stored weights lose their bf16 copy (2w bytes).
+TEST(ShardedDataParallel, Fp8ParamGatherMovesAndKeepsFp8Weights) {
+  const double p = params_of(zero_scenario(0));
+  const double w = 4.0 * 12.0 * 512.0 * 512.0;
+  const double m = 2.0;
+  auto fp8 = [](std::int64_t zero, bool gather) {
+    Scenario s = zero_scenario(zero);
+    s.training.fp8 = Fp8Recipe::kDelayed;
+    s.training.fp8_param_gather = gather;
+    s.cluster.hardware = "h100-sxm";
+    check_or_throw(s);
+    return s;
+  };
+  EXPECT_DOUBLE_EQ(dp_traffic(fp8(1, true)).bytes[CollType::kAllGather], 2.0 * p - w);
+  EXPECT_DOUBLE_EQ(dp_traffic(fp8(3, true)).bytes[CollType::kAllGather], 2.0 * m * (2.0 * p - w));
+  EXPECT_DOUBLE_EQ(static_cast<double>(synthesize(fp8(1, false)).graph_of(0).weight_memory -
+                                       synthesize(fp8(1, true)).graph_of(0).weight_memory),
+                   2.0 * w);
+  const graph::ExecGraph g = synthesize(fp8(3, true));
+  std::map<std::string, double> bytes;
+  std::map<std::string, int> count;
+  for (const graph::Node& n : g.graph_of(0).nodes) {
+    const std::string& name = g.names[n.name];
+    if (name.ends_with("_weight")) {
+      bytes[name.substr(name.find(".fp8.") + 1)] += n.bytes;
+      ++count[name.substr(name.find(".fp8.") + 1)];
+    }
+  }
+  ASSERT_EQ(count.size(), 1U) << count.begin()->first;
+  EXPECT_EQ(count["fp8.transpose_weight"], 4 * 2 * 2);
+  EXPECT_DOUBLE_EQ(bytes["fp8.transpose_weight"], 2.0 * m * 2.0 * w);
+}
+
 TEST(ShardedDataParallel, BadInputNamesTheKey) {
   auto first = [](const Scenario& s) {
     const auto v = validate(s);
