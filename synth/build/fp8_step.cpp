@@ -124,10 +124,8 @@ double StageBuilder::fp8_param_bytes_saved() const {
   const double bytes = base::dtype_bytes(c_.s.training.precision);
   for (const GradDomain& d : grad_domains()) {
     for (std::size_t k = 0; k < blocks_.size(); ++k) {
-      const BlockProgram& p = *blocks_[k].prog;
-      const double w = d.experts ? p.fp8_expert_weight_elements
-                                 : p.fp8_weight_elements - p.fp8_expert_weight_elements;
-      saved += c_.s.zero_stage() == 3 ? fp8_gather_saving(k, d) / d.ranks : w * bytes;
+      saved +=
+          c_.s.zero_stage() == 3 ? fp8_gather_saving(k, d) / d.ranks : fp8_weights(k, d) * bytes;
     }
   }
   return saved;

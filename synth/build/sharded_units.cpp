@@ -23,14 +23,19 @@ bool StageBuilder::keeps_units() const {
   return c_.s.zero_stage() == 3 && !c_.s.reshards_after_forward() && c_.s.parallel.pp > 1;
 }
 
+// The weights block k's FP8 GEMMs read among its domain-d parameters.
+double StageBuilder::fp8_weights(std::size_t k, const GradDomain& d) const {
+  const BlockProgram& p = *blocks_[k].prog;
+  return d.experts ? p.fp8_expert_weight_elements
+                   : p.fp8_weight_elements - p.fp8_expert_weight_elements;
+}
+
 double StageBuilder::fp8_gather_saving(std::size_t k, const GradDomain& d) const {
   if (!c_.fp8.param_gather) {
     return 0.0;
   }
-  const BlockProgram& p = *blocks_[k].prog;
-  const double w = d.experts ? p.fp8_expert_weight_elements
-                             : p.fp8_weight_elements - p.fp8_expert_weight_elements;
-  return w * (base::dtype_bytes(c_.s.training.precision) - c_.fp8.gathered_weight_bytes());
+  return fp8_weights(k, d) *
+         (base::dtype_bytes(c_.s.training.precision) - c_.fp8.gathered_weight_bytes());
 }
 
 NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double params,

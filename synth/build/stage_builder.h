@@ -248,6 +248,7 @@ class StageBuilder {
   // What fp8_param_gather saves in the parameter all-gather of block k's domain-d parameters:
   // its FP8 weights' bytes in the training precision less their FP8 bytes; 0 without it.
   [[nodiscard]] double fp8_gather_saving(std::size_t k, const GradDomain& d) const;
+  [[nodiscard]] double fp8_weights(std::size_t k, const GradDomain& d) const;
   [[nodiscard]] bool keeps_units() const;
   [[nodiscard]] NodeId last_node() const { return static_cast<NodeId>(g_.size() - 1); }
 
