@@ -117,6 +117,37 @@ TEST(Calibrate, HoldsOutByModel) {
   EXPECT_NE(report(c).find("| model left out |"), std::string::npos);
 }
 
+// A profile that extends the base and gives a fitted parameter a value of its own (gb300's
+// under_load.math under gb200) does not follow the fit: its runs are left out, saying why; one
+// that inherits the value is fitted with the base's runs.
+TEST(Calibrate, LeavesOutRunsWhoseProfileSetsTheValueItself) {
+  TempDir dir;
+  const std::string own =
+      dir.write("own.yaml", "name: own\nextends: h100-sxm\nunder_load:\n  math: 0.5\n");
+  const std::string same =
+      dir.write("same.yaml", "name: same\nextends: h100-sxm\ndescription: \"inherits\"\n");
+  const std::string csv =
+      "id,scenario,set,step_time_s\n"
+      "base," +
+      kTiny +
+      ",\"\",0.002\n"
+      "own," +
+      kTiny + ",\"cluster.hardware=" + own +
+      "\",0.002\n"
+      "same," +
+      kTiny + ",\"cluster.hardware=" + same + "\",0.002\n";
+  const runs::RunsFile file = runs::read_runs(dir.write("runs.csv", csv));
+  Options opt;
+  opt.fit = {"under_load.math"};
+  opt.hold_out = false;
+  const Calibration c = calibrate(file, hw::load_profile("h100-sxm"), opt);
+  ASSERT_EQ(c.runs.size(), 2U);
+  EXPECT_EQ(c.runs[0].run->id, "base");
+  EXPECT_EQ(c.runs[1].run->id, "same");
+  ASSERT_EQ(c.left_out.size(), 1U);
+  EXPECT_EQ(c.left_out[0], "own: its profile own gives under_load.math a value of its own");
+}
+
 TEST(Calibrate, RefusesWhatItCannotFit) {
   TempDir dir;
   const runs::RunsFile file = runs::read_runs(measured_on(dir, hw::load_profile("h100-sxm")));
