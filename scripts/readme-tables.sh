@@ -23,6 +23,7 @@
 #                     in turn and the errors (about a minute on 2 cores)
 #   calibration-gb200 the same for gb200 with --hold-out-by model (its runs are from one
 #                     source)
+#   calibration-b200  the same for b200 (and b300's run) with --hold-out-by model
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,6 +91,11 @@ mkdir -p "$tmp/calibrated"
   awk '/^\| parameter \|/ || /^\| model left out \|/ {show = 1}
        /^$/ {if (show) print; show = 0}
        show || /^median abs. error/' >"$tmp/calibration-gb200"
+"$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile b200 \
+  --fit under_load.math --hold-out-by model --out "$tmp/calibrated/b200.yaml" |
+  awk '/^\| parameter \|/ || /^\| model left out \|/ {show = 1}
+       /^$/ {if (show) print; show = 0}
+       show || /^median abs. error/' >"$tmp/calibration-b200"
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"
