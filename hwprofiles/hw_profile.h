@@ -112,6 +112,9 @@ struct UnderLoad {
   // Fraction of the microbenchmarked math rates (tensor and vector units) a part sustains
   // through a training run, where every GPU of a node holds its power limit for hours.
   double math = 1.0;
+  // What a fused-attention kernel sustains in a run of its microbenchmarked rate, relative to
+  // `math` (1: the same fraction as the GEMMs; docs/calibration.md Part 3).
+  double attention = 1.0;
   base::SimTime step = 0;  // host time each step adds outside its kernels
 };
 

@@ -202,6 +202,10 @@ std::vector<Parameter> kernel_keys() {
                   "part sustains through a training run: every GPU of the node at its power "
                   "limit for hours, where a microbenchmark runs one GPU for seconds (1: none)",
                   kRuns, field<[](auto& p) -> auto& { return p.under_load.math; }>())),
+    fitted(number("under_load.attention", 0.5, 1.5, false,
+                  "what a fused-attention kernel sustains in a run of its microbenchmarked "
+                  "rate, relative to under_load.math (1: the same fraction as the GEMMs)",
+                  kRuns, field<[](auto& p) -> auto& { return p.under_load.attention; }>())),
     quantity("power.tdp", D::kPower, 0, 5000, false,
              "board power the part is rated for (0: no power model)", kSpec,
              field<[](auto& p) -> auto& { return p.power.tdp; }>()),

@@ -19,8 +19,8 @@
 #   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --summary
 #   profile-parameters build/tessera list --parameters (docs/profile_parameters.md)
 #   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --profile
-#                     h100-sxm --fit under_load.math: the fitted value, each source left out
-#                     in turn and the errors (about a minute on 2 cores)
+#                     h100-sxm --fit under_load.math under_load.attention: the fitted values,
+#                     each source left out in turn and the errors (about a minute on 2 cores)
 #   calibration-gb200 the same for gb200 with --hold-out-by model (its runs are from one
 #                     source)
 #   calibration-b200  the same for b200 (and b300's run) with --hold-out-by model
@@ -82,7 +82,7 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
 "$build/tessera" list --parameters >"$tmp/profile-parameters"
 mkdir -p "$tmp/calibrated"
 "$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile h100-sxm \
-  --fit under_load.math --out "$tmp/calibrated/h100.yaml" |
+  --fit under_load.math under_load.attention --out "$tmp/calibrated/h100.yaml" |
   awk '/^\| parameter \|/ || /^\| source left out \|/ {show = 1}
        /^$/ {if (show) print; show = 0}
        show || /^median abs. error/' >"$tmp/calibration-h100"

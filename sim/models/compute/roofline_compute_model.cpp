@@ -109,7 +109,8 @@ double RooflineComputeModel::attention_seconds(const graph::Node& node) const {
   const double full_clocks = full_clock_peak(profile_, node.dtype) * fraction;
   const double sustained = profile_.gemm.sustained(node.dtype);
   const double activity = sustained > 0.0 ? full_clocks / sustained : 1.0;
-  const double rate = full_clocks * profile_.under_load.math * profile_.power.clock_scale(activity);
+  const double rate = full_clocks * profile_.under_load.math * profile_.under_load.attention *
+                      profile_.power.clock_scale(activity);
   return std::max(time_at(node.flops, rate), memory_seconds(node.bytes));
 }
 

@@ -117,7 +117,8 @@ TEST(RooflineComputeModel, AttentionAndDtypeFallbacks) {
 }
 
 // FlashAttention-2 kernels use the profile's attention.fa2 tables where it has them; the math
-// rates sustain under_load.math of the microbenchmarked ones.
+// rates sustain under_load.math of the microbenchmarked ones, and attention under_load.attention
+// of that besides, GEMMs not.
 TEST(RooflineComputeModel, Fa2TablesAndMathUnderLoad) {
   hw::Profile p = simtest::test_profile();
   graph::Node attn = op(graph::OpClass::kAttention, 1e12, 0.0);
@@ -134,6 +135,12 @@ TEST(RooflineComputeModel, Fa2TablesAndMathUnderLoad) {
   p.under_load.math = 0.5;
   EXPECT_NEAR(static_cast<double>(RooflineComputeModel(p).duration(attn)),
               2.0 * static_cast<double>(best), 1e-6 * static_cast<double>(best));
+  graph::Node gemm = op(graph::OpClass::kGemm, 1e12, 0.0);
+  const base::SimTime gemm_time = RooflineComputeModel(p).duration(gemm);
+  p.under_load.attention = 0.8;
+  EXPECT_NEAR(static_cast<double>(RooflineComputeModel(p).duration(attn)),
+              2.0 / 0.8 * static_cast<double>(best), 1e-6 * static_cast<double>(best));
+  EXPECT_EQ(RooflineComputeModel(p).duration(gemm), gemm_time);
 }
 
 // Under a power cap a GEMM (activity 1) slows by the cap's clock factor; an attention kernel
