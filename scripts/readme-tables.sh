@@ -83,17 +83,17 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
 mkdir -p "$tmp/calibrated"
 "$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile h100-sxm \
   --fit under_load.math under_load.attention --out "$tmp/calibrated/h100.yaml" |
-  awk '/^\| parameter \|/ || /^\| source left out \|/ {show = 1}
+  awk '/^\| parameter \|/ || /^\| source left out \|/ || /^\| hardware, precision \|/ {show = 1}
        /^$/ {if (show) print; show = 0}
        show || /^median abs. error/' >"$tmp/calibration-h100"
 "$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile gb200 \
   --fit under_load.math --hold-out-by model --out "$tmp/calibrated/gb200.yaml" |
-  awk '/^\| parameter \|/ || /^\| model left out \|/ {show = 1}
+  awk '/^\| parameter \|/ || /^\| model left out \|/ || /^\| hardware, precision \|/ {show = 1}
        /^$/ {if (show) print; show = 0}
        show || /^median abs. error/' >"$tmp/calibration-gb200"
 "$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile b200 \
   --fit under_load.math --hold-out-by model --out "$tmp/calibrated/b200.yaml" |
-  awk '/^\| parameter \|/ || /^\| model left out \|/ {show = 1}
+  awk '/^\| parameter \|/ || /^\| model left out \|/ || /^\| hardware, precision \|/ {show = 1}
        /^$/ {if (show) print; show = 0}
        show || /^median abs. error/' >"$tmp/calibration-b200"
 table=$build/tests/validation/validation_table.md

@@ -102,8 +102,6 @@ std::string values_yaml(const std::vector<ParameterValue>& values, const hw::Pro
   return tree.text();
 }
 
-namespace {}  // namespace
-
 std::string profile_yaml(const Calibration& c, const std::string& name, const std::string& runs) {
   const Errors e = errors_of(c);
   std::string out = fmt::format(
@@ -195,6 +193,35 @@ std::string folds_table(const Calibration& c) {
   return out;
 }
 
+// The held-out errors by hardware and precision, as the corpus table groups runs: what a
+// profile's fit says of runs it did not see, group by group.
+std::string groups_table(const Calibration& c) {
+  struct Group {
+    std::vector<double> fitted, held_out;
+  };
+  std::map<std::string, Group> groups;
+  for (const RunResidual& r : c.runs) {
+    if (r.held_out_s > 0.0) {
+      Group& g = groups[fmt::format("{}, {}", r.run->hardware, r.run->precision)];
+      g.fitted.push_back(r.fitted_s / r.measured_s - 1.0);
+      g.held_out.push_back(r.held_out_s / r.measured_s - 1.0);
+    }
+  }
+  std::string out =
+      "| hardware, precision | runs | calibrated median abs. error | held-out median abs. error "
+      "| held-out signed mean |\n|---|---|---|---|---|\n";
+  for (const auto& [name, g] : groups) {
+    double sum = 0.0;
+    for (double x : g.held_out) {
+      sum += x;
+    }
+    out += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {} |\n", name, g.held_out.size(),
+                       100.0 * median_abs_error(g.fitted), 100.0 * median_abs_error(g.held_out),
+                       percent(sum / static_cast<double>(g.held_out.size())));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string report(const Calibration& c) {
@@ -203,7 +230,7 @@ std::string report(const Calibration& c) {
                                 c.base, c.runs.size(), c.simulations, c.iterations);
   out += parameters_table(c.parameters) + "\n" + runs_table(c) + categories_table(c);
   if (!c.folds.empty()) {
-    out += "\n" + folds_table(c);
+    out += "\n" + folds_table(c) + "\n" + groups_table(c);
   }
   out += fmt::format("\nmedian abs. error: {:.1f}% on {}, {:.1f}% calibrated",
                      100.0 * median_abs_error(e.start), c.base, 100.0 * median_abs_error(e.fitted));

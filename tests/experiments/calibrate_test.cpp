@@ -140,6 +140,8 @@ TEST(Calibrate, HoldsOutByModel) {
     EXPECT_NEAR(f.values[0], 0.85, 0.02) << f.source;
   }
   EXPECT_NE(report(c).find("| model left out |"), std::string::npos);
+  // The held-out errors by hardware and precision, all seven runs in one group here.
+  EXPECT_NE(report(c).find("| h100-sxm, bf16 | 7 | "), std::string::npos) << report(c);
 }
 
 // A profile that extends the base and gives a fitted parameter a value of its own (gb300's
