@@ -49,6 +49,10 @@ void translate_precision(const YamlNode& p, Translation& t) {
     t.precision_group = "fp8";
     t.set("training.precision", "fp8", p);
     t.set("training.fp8_recipe", fp8_recipe(p, t), p);
+    // torchao's enable_fsdp_float8_all_gather: FSDP gathers the weights cast to float8.
+    if (contains(text, "float8 all-gather")) {
+      t.set("training.fp8_param_gather", "true", p);
+    }
   } else if (contains(text, "bf16")) {
     t.set("training.precision", "bf16", p);
   } else if (contains(text, "fp16")) {

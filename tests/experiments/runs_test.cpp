@@ -144,10 +144,29 @@ TEST(RunsFile, TorchTitanPipelineDefaults) {
   ASSERT_TRUE(t.scenario) << t.skip;
   EXPECT_FALSE(t.scenario->reshards_after_forward()) << t.scenario_text;
   EXPECT_EQ(t.scenario->training.micro_batch, 8);  // 64 / (4 data-parallel x 2 pipeline ranks)
+  EXPECT_FALSE(t.scenario->training.fp8_param_gather);
   const runs::Run& a = f.runs[1];  // AutoModel: no resharding either, microbatches of 1
   ASSERT_TRUE(a.scenario) << a.skip;
   EXPECT_FALSE(a.scenario->reshards_after_forward()) << a.scenario_text;
   EXPECT_EQ(a.scenario->training.micro_batch, 1);
+}
+
+// torchao's FSDP float8 all-gather, where a TorchTitan row names it, gathers FP8 weights.
+TEST(RunsFile, TorchTitanFloat8AllGather) {
+  TempDir dir;
+  const std::string titan =
+      "- id: titan-f8\n"
+      "  source: {ref: pytorch/torchtitan benchmarks/x.md}\n"
+      "  model: small\n"
+      "  training: {seq_len: 2048, global_batch: 64, micro_batch: 2, precision: 'float8 linears"
+      " (fsdp float8 all-gather, precomputed scales) + bf16', recompute: full}\n"
+      "  parallelism: {fsdp: 8, dp: 8, tp: 1, pp: 1}\n"
+      "  cluster: {hardware: H100 80GB, gpus: 8}\n"
+      "  measured: {step_time_s: 2.5}\n";
+  RunsFile f = read(dir, runs_yaml(titan));
+  ASSERT_TRUE(f.runs[0].scenario) << f.runs[0].skip;
+  EXPECT_TRUE(f.runs[0].scenario->training.fp8_param_gather) << f.runs[0].scenario_text;
+  EXPECT_EQ(f.runs[0].scenario->training.fp8, synth::Fp8Recipe::kTensorwise);
 }
 
 // Megatron-Bridge's model providers fuse the cross-entropy (cross_entropy_loss_fusion) and its
