@@ -81,21 +81,19 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
 "$build/tessera" runs tests/validation/runs/public_runs.yaml --summary >"$tmp/corpus-table"
 "$build/tessera" list --parameters >"$tmp/profile-parameters"
 mkdir -p "$tmp/calibrated"
-"$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile h100-sxm \
-  --fit under_load.math under_load.attention --out "$tmp/calibrated/h100.yaml" |
-  awk '/^\| parameter \|/ || /^\| source left out \|/ || /^\| hardware, precision \|/ {show = 1}
-       /^$/ {if (show) print; show = 0}
-       show || /^median abs. error/' >"$tmp/calibration-h100"
-"$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile gb200 \
-  --fit under_load.math --hold-out-by model --out "$tmp/calibrated/gb200.yaml" |
-  awk '/^\| parameter \|/ || /^\| model left out \|/ || /^\| hardware, precision \|/ {show = 1}
-       /^$/ {if (show) print; show = 0}
-       show || /^median abs. error/' >"$tmp/calibration-gb200"
-"$build/tessera" calibrate tests/validation/runs/public_runs.yaml --profile b200 \
-  --fit under_load.math --hold-out-by model --out "$tmp/calibrated/b200.yaml" |
-  awk '/^\| parameter \|/ || /^\| model left out \|/ || /^\| hardware, precision \|/ {show = 1}
-       /^$/ {if (show) print; show = 0}
-       show || /^median abs. error/' >"$tmp/calibration-b200"
+# A fit's tables (values, folds, errors by group) and its summary line, from its report.
+calibration() {
+  local block=$1
+  shift
+  "$build/tessera" calibrate tests/validation/runs/public_runs.yaml "$@" \
+    --out "$tmp/calibrated/$block.yaml" |
+    awk '/^\| parameter \|/ || /^\| (source|model) left out \|/ || /^\| hardware, precision \|/ {show = 1}
+         /^$/ {if (show) print; show = 0}
+         show || /^median abs. error/' >"$tmp/$block"
+}
+calibration calibration-h100 --profile h100-sxm --fit under_load.math under_load.attention
+calibration calibration-gb200 --profile gb200 --fit under_load.math --hold-out-by model
+calibration calibration-b200 --profile b200 --fit under_load.math --hold-out-by model
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"

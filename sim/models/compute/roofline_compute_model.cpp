@@ -105,7 +105,8 @@ double RooflineComputeModel::attention_seconds(const graph::Node& node) const {
     fraction = hw::attention_fraction(*attention_, pass, {node.gemm.n, node.gemm.k, node.causal});
   }
   // A fused-attention kernel keeps the tensor units less busy than a GEMM at the sustained
-  // rate, so it draws less power and a cap slows it less (hw::PowerModel).
+  // rate, so it draws less power and a cap slows it less (hw::PowerModel); in a run it holds
+  // under_load.attention of what the GEMMs hold of their microbenchmarks.
   const double full_clocks = full_clock_peak(profile_, node.dtype) * fraction;
   const double sustained = profile_.gemm.sustained(node.dtype);
   const double activity = sustained > 0.0 ? full_clocks / sustained : 1.0;
