@@ -9,6 +9,7 @@
 
 #include "base/units.h"
 #include "experiments/calibrate/calibrate.h"
+#include "experiments/runs/evaluate.h"
 
 namespace tessera::experiments::calibrate {
 
@@ -193,31 +194,35 @@ std::string folds_table(const Calibration& c) {
   return out;
 }
 
-// The held-out errors by hardware and precision, as the corpus table groups runs: what a
-// profile's fit says of runs it did not see, group by group.
+// The held-out errors by hardware and precision, as the corpus table groups runs
+// (runs::group_stats): what a profile's fit says of runs it did not see, group by group.
 std::string groups_table(const Calibration& c) {
-  struct Group {
-    std::vector<double> fitted, held_out;
+  std::vector<runs::RunResult> fitted, held_out;
+  const auto result = [](const RunResidual& r, double predicted_s) {
+    runs::RunResult out;
+    out.run = r.run;
+    out.simulated = true;
+    out.predicted_s = predicted_s;
+    out.measured_s = r.measured_s;
+    return out;
   };
-  std::map<std::string, Group> groups;
   for (const RunResidual& r : c.runs) {
     if (r.held_out_s > 0.0) {
-      Group& g = groups[fmt::format("{}, {}", r.run->hardware, r.run->precision)];
-      g.fitted.push_back(r.fitted_s / r.measured_s - 1.0);
-      g.held_out.push_back(r.held_out_s / r.measured_s - 1.0);
+      fitted.push_back(result(r, r.fitted_s));
+      held_out.push_back(result(r, r.held_out_s));
     }
   }
+  const auto key = [](const runs::Run& r) {
+    return fmt::format("{}, {}", r.hardware, r.precision);
+  };
+  const std::vector<runs::GroupStats> f = runs::group_stats(fitted, key);
+  const std::vector<runs::GroupStats> h = runs::group_stats(held_out, key);
   std::string out =
       "| hardware, precision | runs | calibrated median abs. error | held-out median abs. error "
       "| held-out signed mean |\n|---|---|---|---|---|\n";
-  for (const auto& [name, g] : groups) {
-    double sum = 0.0;
-    for (double x : g.held_out) {
-      sum += x;
-    }
-    out += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {} |\n", name, g.held_out.size(),
-                       100.0 * median_abs_error(g.fitted), 100.0 * median_abs_error(g.held_out),
-                       percent(sum / static_cast<double>(g.held_out.size())));
+  for (std::size_t i = 0; i + 1 < h.size(); ++i) {  // the groups, not the row "all"
+    out += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {} |\n", h[i].name, h[i].count,
+                       100.0 * f[i].median_abs, 100.0 * h[i].median_abs, percent(h[i].mean_signed));
   }
   return out;
 }
