@@ -189,6 +189,9 @@ struct StepInfo {
   // Fused attention runs FlashAttention-2's kernels (training.attention: flash2), timed by the
   // profile's attention.fa2 tables, rather than the platform's best.
   bool attention_fa2 = false;
+  // FP8 GEMMs apply MX block scales in the MMA (training.fp8_recipe: mxfp8), timed at the
+  // profile's gemm.mxfp8_rate of the per-tensor FP8 rate.
+  bool fp8_block_scaled = false;
 };
 
 // The graphs of one step. Ranks whose graphs are identical up to relabelling of groups and

@@ -49,6 +49,9 @@ struct GemmModel {
   // extrapolates for larger shapes.
   double sustained_bf16 = 0.0;
   double sustained_fp8 = 0.0;
+  // What a GEMM that applies MX block scales in the MMA (fp8_recipe: mxfp8, Blackwell)
+  // sustains of a per-tensor FP8 GEMM's rate and ceiling (docs/calibration.md Part 3).
+  double mxfp8_rate = 1.0;
 
   // The steady fraction of peak of the main tile for `d`.
   [[nodiscard]] double fraction(base::DType d) const;

@@ -166,6 +166,12 @@ std::vector<Parameter> gemm_keys() {
       quantity("gemm.sustained.fp8", D::kFlopRate, 0, kInf, false, "the same for FP8",
                "mamf-* tables of calibration/microbench/gemm.yaml",
                field<[](auto& p) -> auto& { return p.gemm.sustained_fp8; }>()),
+      fitted(number("gemm.mxfp8_rate", 0.5, 1.0, false,
+                    "what an MXFP8 GEMM (block scales applied in the MMA; fp8_recipe: mxfp8) "
+                    "sustains of a per-tensor FP8 GEMM's rate and ceiling (1: the same)",
+                    "no public microbenchmark: fitted by `tessera calibrate` to runs that "
+                    "differ only in the FP8 recipe",
+                    field<[](auto& p) -> auto& { return p.gemm.mxfp8_rate; }>())),
   };
 }
 

@@ -129,7 +129,7 @@ std::vector<Parameter> naming_keys() {
            "docs/hardware.md §1.1", flag_field<[](auto& p) -> auto& { return p.fp8_transpose; }>()),
       flag("mxfp8",
            "the tensor cores apply MX block scales (E8M0 per 32 elements) in the MMA, so "
-           "fp8_recipe: mxfp8 runs at the FP8 rate (Blackwell)",
+           "fp8_recipe: mxfp8 runs (Blackwell), at gemm.mxfp8_rate of the FP8 rate",
            "docs/hardware.md §1.1", flag_field<[](auto& p) -> auto& { return p.mxfp8; }>()),
       custom("device_names", false,
              "how traces and runs files name the part: substrings, the longest match winning", "",

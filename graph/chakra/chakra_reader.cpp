@@ -112,6 +112,7 @@ void apply_metadata(const EtTrace& t, RankGraph& rg, ExecGraph& g, bool first,
     g.info.causal_attention_flops = meta_double(t, m, tattr::kCausalAttentionFlops, 0.0);
     g.info.cuda_graphs = meta_int(t, m, tattr::kCudaGraphs, 0) != 0;
     g.info.attention_fa2 = meta_int(t, m, tattr::kAttentionFa2, 0) != 0;
+    g.info.fp8_block_scaled = meta_int(t, m, tattr::kFp8BlockScaled, 0) != 0;
     if (const EtAttr* c = m.find(tattr::kFlopsConvention)) {
       g.info.flops_convention = c->string_val;
     }

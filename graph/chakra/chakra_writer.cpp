@@ -231,6 +231,9 @@ void fill_tessera_metadata(const RankCtx& c, const RankGraph& rg, pb::GlobalMeta
   if (c.graph.info.cuda_graphs) {
     add_meta(meta, tattr::kCudaGraphs).set_int64_val(1);
   }
+  if (c.graph.info.fp8_block_scaled) {
+    add_meta(meta, tattr::kFp8BlockScaled).set_int64_val(1);
+  }
   std::set<std::int32_t> used;
   for (const Node& n : rg.nodes) {
     if (n.kind == NodeKind::kCollective) {

@@ -46,7 +46,8 @@ inline constexpr const char* kTokens = "tessera.tokens";                 // doub
 inline constexpr const char* kCausalAttentionFlops = "tessera.causal_attention_flops";  // double
 inline constexpr const char* kFlopsConvention = "tessera.flops_convention";             // string
 inline constexpr const char* kCudaGraphs = "tessera.cuda_graphs";  // int64 1: CUDA-graph launches
-inline constexpr const char* kAttentionFa2 = "tessera.attention_fa2";  // int64 1: FA2 kernels
+inline constexpr const char* kAttentionFa2 = "tessera.attention_fa2";       // int64 1: FA2 kernels
+inline constexpr const char* kFp8BlockScaled = "tessera.fp8_block_scaled";  // int64 1: MXFP8
 // Per group the rank uses, <pg> its pg_name: kind (group_kind_name) and ranks in ring order.
 inline constexpr std::string_view kGroupKindPrefix = "tessera.group_kind.";    // string
 inline constexpr std::string_view kGroupRanksPrefix = "tessera.group_ranks.";  // int64 list

@@ -317,6 +317,7 @@ ExecGraph synthesize(const Scenario& s, const SynthOptions& options) {
   g.info.config = step_config(s);
   g.info.cuda_graphs = s.training.cuda_graphs;
   g.info.attention_fa2 = s.training.attention == AttentionKernel::kFlash2;
+  g.info.fp8_block_scaled = s.training.fp8 == Fp8Recipe::kMxfp8;
   if (s.model.moe.on() && s.model.moe.routing.skewed()) {
     g.expert_loads = detail::expert_loads(s, mesh, g);
   }

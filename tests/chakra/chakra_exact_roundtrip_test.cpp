@@ -124,6 +124,18 @@ TEST(ExactRoundTrip, AttentionShapeAndCudaGraphsSurvive) {
   expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/graphs", info));
 }
 
+// MXFP8's block-scaled GEMMs (tessera.fp8_block_scaled) travel too: without the flag they would
+// run at the per-tensor FP8 rate, not b200's gemm.mxfp8_rate of it.
+TEST(ExactRoundTrip, MxFp8BlockScalesSurvive) {
+  const synth::Scenario s = synth::load_scenario(
+      tiny_path(),
+      {"cluster.hardware=b200", "training.precision=fp8", "training.fp8_recipe=mxfp8"});
+  ASSERT_LT(hw::load_profile("b200").gemm.mxfp8_rate, 1.0);
+  chakra_test::TempDir dir;
+  ImportInfo info;
+  expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/mx", info));
+}
+
 // A malformed tessera.node is an input error naming the node, never a silent misreading.
 TEST(ExactRoundTrip, MalformedTesseraNodeIsAnInputError) {
   using ChakraProtoMsg::COMP_NODE;

@@ -193,6 +193,15 @@ TEST(Fp8Kernels, WhichGemmsRunInFp8) {
   }
 }
 
+// The step says whether its FP8 GEMMs apply MX block scales (timed at gemm.mxfp8_rate): only
+// with the MXFP8 recipe.
+TEST(Fp8Kernels, OnlyMxfp8MarksTheStepBlockScaled) {
+  EXPECT_TRUE(synthesize(small(Fp8Recipe::kMxfp8, "b200")).info.fp8_block_scaled);
+  EXPECT_FALSE(synthesize(small(Fp8Recipe::kTensorwise, "b200")).info.fp8_block_scaled);
+  EXPECT_FALSE(synthesize(small(Fp8Recipe::kBlockwise, "h100-sxm")).info.fp8_block_scaled);
+  EXPECT_FALSE(synthesize(small(Fp8Recipe::kNone, "b200")).info.fp8_block_scaled);
+}
+
 // Per step: each layer's weights are quantized once (before its first forward), and delayed
 // scaling updates amax histories once per chunk, microbatch and direction.
 TEST(Fp8Kernels, PerStepNodes) {

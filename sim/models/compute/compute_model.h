@@ -28,10 +28,11 @@ class ComputeModel {
 };
 
 // The step's kernel choices (graph::StepInfo): kernels replayed from CUDA graphs, fused
-// attention as FlashAttention-2.
+// attention as FlashAttention-2, FP8 GEMMs with MX block scales.
 struct KernelChoice {
   bool cuda_graphs = false;
   bool attention_fa2 = false;
+  bool fp8_block_scaled = false;
 };
 
 using ComputeModelFactory = std::unique_ptr<ComputeModel> (*)(const hw::Profile& profile,

@@ -59,6 +59,7 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
       attention_tables_(effects.on("attention-tables")),
       memory_ramp_(effects.on("memory-bound-ramp")),
       math_scale_(profile.under_load.math * profile.power.clock_scale()),
+      fp8_scale_(kernels.fp8_block_scaled ? profile.gemm.mxfp8_rate : 1.0),
       attention_(kernels.attention_fa2 && profile.attention_fa2 ? &*profile.attention_fa2
                                                                 : &profile.attention),
       floor_(!effects.on("kernel-launch") ? 0
@@ -78,7 +79,9 @@ double RooflineComputeModel::memory_seconds(double bytes) const {
 }
 
 double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
-  double rate = matrix_peak(node.dtype) * profile_.gemm.fraction(node.dtype);
+  // MX block-scaled FP8 GEMMs run at gemm.mxfp8_rate of the per-tensor ones, ceiling too.
+  const double kind = node.dtype == base::DType::kFP8 ? fp8_scale_ : 1.0;
+  double rate = matrix_peak(node.dtype) * profile_.gemm.fraction(node.dtype) * kind;
   if (!has_shape(node.gemm)) {
     return std::max(time_at(node.flops, rate), memory_seconds(node.bytes));
   }
@@ -90,7 +93,8 @@ double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   }
   // The plateau rate: the GEMM's fixed cost is its own latency term.
   double hbm = hw::memory_rate(profile_, node.bytes, false);
-  const double ceiling = sustained_ ? profile_.gemm.sustained(node.dtype) * math_scale_ : 0.0;
+  const double ceiling =
+      sustained_ ? profile_.gemm.sustained(node.dtype) * math_scale_ * kind : 0.0;
   double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
                               gemm_options_, ceiling);
   gemm_cache_.emplace(key, s);

@@ -60,7 +60,8 @@ class RooflineComputeModel final : public ComputeModel {
   bool sustained_ = true;  // gemm-sustained: the profile's best-shape ceiling
   bool attention_tables_ = true;
   bool memory_ramp_ = true;
-  double math_scale_ = 1.0;                        // under_load.math x the power cap's clock factor
+  double math_scale_ = 1.0;  // under_load.math x the power cap's clock factor
+  double fp8_scale_ = 1.0;   // FP8 GEMMs' rate: gemm.mxfp8_rate with MX block scales, else 1
   const hw::AttentionModel* attention_ = nullptr;  // the fused attention kernel's tables
   base::SimTime floor_ = 0;                        // device-side launch floor per kernel
   base::SimTime host_ = 0;  // eager host dispatch per op (0 with CUDA graphs)

@@ -143,6 +143,27 @@ TEST(RooflineComputeModel, Fa2TablesAndMathUnderLoad) {
   EXPECT_EQ(RooflineComputeModel(p).duration(gemm), gemm_time);
 }
 
+// FP8 GEMMs of a step with MX block scales (fp8_recipe: mxfp8) run at gemm.mxfp8_rate of the
+// per-tensor FP8 rate, their ceiling too; per-tensor FP8 and BF16 GEMMs keep theirs.
+TEST(RooflineComputeModel, MxBlockScaledFp8GemmsRunAtTheirRate) {
+  hw::Profile p = simtest::test_profile();
+  p.gemm.mxfp8_rate = 0.8;
+  const KernelChoice mx{.fp8_block_scaled = true};
+  graph::Node fp8 = op(graph::OpClass::kGemm, 1e12, 0.0);
+  fp8.dtype = base::DType::kFP8;
+  const double rate = 2e15 * p.gemm.fraction(base::DType::kFP8);
+  EXPECT_EQ(RooflineComputeModel(p).duration(fp8), from_seconds(1e12 / rate));
+  EXPECT_EQ(RooflineComputeModel(p, {}, mx).duration(fp8), from_seconds(1e12 / (rate * 0.8)));
+  graph::Node bf16 = op(graph::OpClass::kGemm, 1e12, 0.0);
+  EXPECT_EQ(RooflineComputeModel(p, {}, mx).duration(bf16), RooflineComputeModel(p).duration(bf16));
+  // A large shaped GEMM at the sustained ceiling: the ceiling scales as well.
+  p.gemm.sustained_fp8 = 0.1e15;
+  fp8.gemm = {8192, 8192, 8192, 1};
+  fp8.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  EXPECT_EQ(RooflineComputeModel(p).duration(fp8), from_seconds(fp8.flops / 0.1e15));
+  EXPECT_EQ(RooflineComputeModel(p, {}, mx).duration(fp8), from_seconds(fp8.flops / 0.08e15));
+}
+
 // Under a power cap a GEMM (activity 1) slows by the cap's clock factor; an attention kernel
 // slows by the factor at its activity: its rate at full clocks over the GEMM ceiling.
 TEST(RooflineComputeModel, PowerCapSlowsAttentionByItsActivity) {
