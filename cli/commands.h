@@ -93,6 +93,7 @@ struct RunsArgs {
   int jobs = 0;      // 0: every core
   std::string out;
   bool summary = false;
+  bool pairs = false;                 // the pairs of runs that differ in one or two keys
   std::vector<std::string> profiles;  // NAME=FILE: runs on NAME simulate on FILE
   CLI::App* command = nullptr;        // the subcommand, once added
 };

@@ -13,6 +13,7 @@
 #include "cli/output_paths.h"
 #include "experiments/runs/evaluate.h"
 #include "experiments/runs/files.h"
+#include "experiments/runs/pairs.h"
 #include "hwprofiles/hw_profile.h"
 
 namespace tessera::cli {
@@ -84,6 +85,47 @@ void print_groups(const std::string& title, const std::vector<rn::GroupStats>& g
   fmt::print("\n");
 }
 
+std::string changes(const rn::RunPair& p) {
+  if (p.differences.empty()) {
+    return "nothing: measured twice";
+  }
+  std::string s;
+  for (const rn::Difference& d : p.differences) {
+    s +=
+        fmt::format("{}`{}`: {} -> {}", s.empty() ? "" : ", ", d.key,
+                    d.first.empty() ? "(unset)" : d.first, d.second.empty() ? "(unset)" : d.second);
+  }
+  return s;
+}
+
+// The pairs of runs whose scenarios differ in at most two keys: the second run's step time
+// over the first's, measured and predicted.
+void print_pairs(const std::vector<rn::RunPair>& pairs) {
+  fmt::print("| run | against | differs in | measured | predicted | error |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  for (const rn::RunPair& p : pairs) {
+    fmt::print("| {} | {} | {} | {:.3f}x | {:.3f}x | {} |\n", p.second->run->id, p.first->run->id,
+               changes(p), p.measured_ratio(), p.predicted_ratio(), percent(p.error()));
+  }
+  fmt::print("\n");
+}
+
+// Each run's error (unless --summary), the groups, and the runs not simulated.
+void print_tables(const RunsArgs& a, const std::vector<rn::RunResult>& results) {
+  if (!a.summary) {
+    print_runs(results);
+  }
+  print_groups("hardware, precision", rn::group_stats(results, [](const rn::Run& r) {
+                 return fmt::format("{}, {}", r.hardware, r.precision);
+               }));
+  print_groups("source", rn::group_stats(results, [](const rn::Run& r) { return r.source; }));
+  if (a.summary) {
+    print_skip_reasons(results);
+  } else {
+    print_skipped(results);
+  }
+}
+
 }  // namespace
 
 void add_runs_command(CLI::App& app, RunsArgs& a) {
@@ -99,6 +141,9 @@ void add_runs_command(CLI::App& app, RunsArgs& a) {
                         "profile; repeatable)");
   a.command->add_flag("--summary", a.summary,
                       "print only the tables by group and why runs were not simulated");
+  a.command->add_flag("--pairs", a.pairs,
+                      "print instead the pairs of runs whose scenarios differ in one or two "
+                      "keys, or none: each change's measured and predicted step-time ratio");
 }
 
 int runs(const RunsArgs& a) {
@@ -125,17 +170,10 @@ int runs(const RunsArgs& a) {
     simulated += r.simulated ? 1 : 0;
   }
   fmt::print("{}: {} runs, {} simulated\n\n", a.file, results.size(), simulated);
-  if (!a.summary) {
-    print_runs(results);
-  }
-  print_groups("hardware, precision", rn::group_stats(results, [](const rn::Run& r) {
-                 return fmt::format("{}, {}", r.hardware, r.precision);
-               }));
-  print_groups("source", rn::group_stats(results, [](const rn::Run& r) { return r.source; }));
-  if (a.summary) {
-    print_skip_reasons(results);
+  if (a.pairs) {
+    print_pairs(rn::run_pairs(results));
   } else {
-    print_skipped(results);
+    print_tables(a, results);
   }
   if (!a.out.empty()) {
     rn::write_runs_csv(a.out + "/runs.csv", results);

@@ -17,6 +17,7 @@
 #   search-run        build/tessera search scenarios/llama3-70b-h100.yaml --devices 512, without
 #                     its speed line (points/s), in a code fence
 #   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --summary
+#   corpus-pairs      the same with --pairs: runs whose scenarios differ in one or two keys
 #   profile-parameters build/tessera list --parameters (docs/profile_parameters.md)
 #   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --profile
 #                     h100-sxm --fit under_load.math under_load.attention: the fitted values,
@@ -79,6 +80,7 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
   echo '```'
 } >"$tmp/search-run"
 "$build/tessera" runs tests/validation/runs/public_runs.yaml --summary >"$tmp/corpus-table"
+"$build/tessera" runs tests/validation/runs/public_runs.yaml --pairs >"$tmp/corpus-pairs"
 "$build/tessera" list --parameters >"$tmp/profile-parameters"
 mkdir -p "$tmp/calibrated"
 # A fit's tables (values, folds, errors by group) and its summary line, from its report.
