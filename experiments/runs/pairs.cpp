@@ -29,10 +29,20 @@ void flatten(const YAML::Node& n, const std::string& path, Keys& out) {
   out[path] = e.c_str();
 }
 
-Keys keys_of(const std::string& scenario_text) {
+// The scenario's keys: the YAML form's whole scenario, the name aside; or the scenario file a
+// run names (key "scenario") and its overrides, a later one of a key winning, as in --set.
+Keys keys_of(const Run& run) {
   Keys k;
-  flatten(YAML::Load(scenario_text), "", k);
-  k.erase("name");
+  if (!run.scenario_text.empty()) {
+    flatten(YAML::Load(run.scenario_text), "", k);
+    k.erase("name");
+    return k;
+  }
+  k["scenario"] = run.scenario_file;
+  for (const std::string& s : run.sets) {
+    const auto eq = s.find('=');
+    k[s.substr(0, eq)] = eq == std::string::npos ? "" : s.substr(eq + 1);
+  }
   return k;
 }
 
@@ -67,8 +77,8 @@ std::vector<Difference> differences(const Keys& a, const Keys& b, int most) {
 std::vector<RunPair> run_pairs(const std::vector<RunResult>& results, int most) {
   std::vector<std::pair<const RunResult*, Keys>> runs;
   for (const RunResult& r : results) {
-    if (r.simulated && !r.run->scenario_text.empty()) {
-      runs.emplace_back(&r, keys_of(r.run->scenario_text));
+    if (r.simulated) {
+      runs.emplace_back(&r, keys_of(*r.run));
     }
   }
   std::vector<RunPair> pairs;

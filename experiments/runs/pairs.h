@@ -33,8 +33,9 @@ struct RunPair {
   [[nodiscard]] double error() const { return predicted_ratio() / measured_ratio() - 1.0; }
 };
 
-// Every pair of simulated runs whose scenarios (the YAML form's `scenario_text`; the name
-// aside) differ in at most `most` keys, in file order of the first run, then of the second.
+// Every pair of simulated runs whose scenarios differ in at most `most` keys, in file order of
+// the first run, then of the second. A scenario's keys: the corpus schema's whole scenario
+// (`scenario_text`, the name aside), or the scenario file a run names and its overrides.
 std::vector<RunPair> run_pairs(const std::vector<RunResult>& results, int most = 2);
 
 }  // namespace tessera::experiments::runs

@@ -67,6 +67,8 @@ Run scenario_run(std::string id, const std::string& scenario, const std::vector<
   run.source = "own";
   run.measured = {Measurement::Kind::kStepTime, step_s, "step_time_s", at};
   run.scenario = synth::load_scenario(scenario, sets);
+  run.scenario_file = scenario;
+  run.sets = sets;
   run.hardware = synth::hardware_profile(*run.scenario).name;
   run.precision = precision_of(*run.scenario);
   return run;

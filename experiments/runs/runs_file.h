@@ -39,7 +39,11 @@ struct Run {
   std::string hardware;   // the hardware profile; "" when no profile matches
   std::string precision;  // "bf16", "fp16", "fp8", "mxfp8"
   Measurement measured;
-  std::string scenario_text;       // the scenario the run became (YAML form only)
+  std::string scenario_text;  // the scenario the run became (YAML form only)
+  // A run that names a scenario file (CSV form, or a YAML case with `scenario:`): the file and
+  // its `--set` overrides (key=value), in the order given.
+  std::string scenario_file;
+  std::vector<std::string> sets;
   std::vector<std::string> notes;  // what was assumed, approximated or not read
   std::string skip;                // non-empty: why it cannot be simulated
   base::SourceLoc skip_at;

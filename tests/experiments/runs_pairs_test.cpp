@@ -78,5 +78,26 @@ TEST(RunPairs, OneChangeAtATimeWithItsRatios) {
   EXPECT_EQ(two[2].differences.size(), 2u);
 }
 
+// Runs that name a scenario file (the CSV form) compare on the file and their overrides, a
+// later override of a key winning.
+TEST(RunPairs, ScenarioFileRunsCompareOnTheirOverrides) {
+  std::vector<runs::Run> own(4);
+  const std::vector<std::vector<std::string>> sets = {
+      {"parallelism.tp=2"}, {"parallelism.tp=4"}, {"parallelism.tp=4", "parallelism.tp=2"}, {}};
+  std::vector<RunResult> results(own.size());
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    own[i].id = "r" + std::to_string(i);
+    own[i].scenario_file = i < 3 ? "tiny.yaml" : "other.yaml";
+    own[i].sets = sets[i];
+    results[i] = {.run = &own[i], .simulated = true, .predicted_s = 1.0, .measured_s = 1.0};
+  }
+  const std::vector<RunPair> p = run_pairs(results, 1);
+  ASSERT_EQ(p.size(), 3u);  // r0-r1 (tp), r0-r2 (the same), r1-r2 (tp); other.yaml: 2 keys off
+  EXPECT_EQ(p[0].differences.size(), 1u);
+  EXPECT_EQ(p[0].differences[0].key, "parallelism.tp");
+  EXPECT_TRUE(p[1].differences.empty());
+  EXPECT_EQ(p[2].first->run->id, "r1");
+}
+
 }  // namespace
 }  // namespace tessera::experiments::runs
