@@ -151,8 +151,9 @@ RunStats simulate(const graph::ExecGraph& graph, const topology::Cluster& cluste
       models::make_network_model(options.network_model, scheduler, table);
   const std::unique_ptr<models::ComputeModel> compute = models::make_compute_model(
       options.compute_model, profile, options.effects,
-      models::KernelChoice{graph.info.cuda_graphs, graph.info.attention_fa2,
-                           graph.info.fp8_block_scaled});
+      models::KernelChoice{.cuda_graphs = graph.info.cuda_graphs,
+                           .attention_fa2 = graph.info.attention_fa2,
+                           .fp8_block_scaled = graph.info.fp8_block_scaled});
   exec::ExecSetup setup{.graph = &graph,
                         .plan = &plan,
                         .index = &index,

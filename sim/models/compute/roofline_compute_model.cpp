@@ -80,8 +80,8 @@ double RooflineComputeModel::memory_seconds(double bytes) const {
 
 double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   // MX block-scaled FP8 GEMMs run at gemm.mxfp8_rate of the per-tensor ones, ceiling too.
-  const double kind = node.dtype == base::DType::kFP8 ? fp8_scale_ : 1.0;
-  double rate = matrix_peak(node.dtype) * profile_.gemm.fraction(node.dtype) * kind;
+  const double fp8_rate = node.dtype == base::DType::kFP8 ? fp8_scale_ : 1.0;
+  double rate = matrix_peak(node.dtype) * profile_.gemm.fraction(node.dtype) * fp8_rate;
   if (!has_shape(node.gemm)) {
     return std::max(time_at(node.flops, rate), memory_seconds(node.bytes));
   }
@@ -94,7 +94,7 @@ double RooflineComputeModel::gemm_seconds(const graph::Node& node) const {
   // The plateau rate: the GEMM's fixed cost is its own latency term.
   double hbm = hw::memory_rate(profile_, node.bytes, false);
   const double ceiling =
-      sustained_ ? profile_.gemm.sustained(node.dtype) * math_scale_ * kind : 0.0;
+      sustained_ ? profile_.gemm.sustained(node.dtype) * math_scale_ * fp8_rate : 0.0;
   double s = hw::gemm_seconds(profile_.gemm, {g.m, g.n, g.k, g.batch}, rate, node.bytes, hbm,
                               gemm_options_, ceiling);
   gemm_cache_.emplace(key, s);
