@@ -24,19 +24,32 @@ StepPrograms build_programs(const Scenario& s) {
                  parallel::lower(b.head, Recompute::kNone, split),
                  std::nullopt,
                  std::nullopt,
+                 {},
+                 std::nullopt,
+                 std::nullopt,
                  {}};
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
     p.is_moe.push_back(s.model.moe.is_moe_layer(l));
+    p.is_windowed.push_back(s.model.window_of_layer(l) > 0);
   }
-  if (b.moe_layer) {
-    p.moe_layer.emplace(parallel::lower(*b.moe_layer, s.training.recompute, split));
-  }
+  auto lower_layer = [&](const std::optional<models::Block>& block,
+                         std::optional<BlockProgram>& prog) {
+    if (block) {
+      prog.emplace(parallel::lower(*block, s.training.recompute, split));
+    }
+  };
+  lower_layer(b.moe_layer, p.moe_layer);
+  lower_layer(b.windowed_layer, p.windowed_layer);
+  lower_layer(b.windowed_moe_layer, p.windowed_moe_layer);
   if (b.mtp) {  // like the head it follows, not recomputed
     p.mtp.emplace(parallel::lower(*b.mtp, Recompute::kNone, split));
   }
   std::vector<BlockProgram*> layers = {&p.layer};
-  if (p.moe_layer) {
-    layers.push_back(&*p.moe_layer);
+  for (std::optional<BlockProgram>* prog :
+       {&p.moe_layer, &p.windowed_layer, &p.windowed_moe_layer}) {
+    if (*prog) {
+      layers.push_back(&**prog);
+    }
   }
   // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
   // layer is a plain ColumnParallelLinear); they need sequence parallelism.
@@ -56,6 +69,17 @@ StepPrograms build_programs(const Scenario& s) {
     }
   }
   return p;
+}
+
+std::vector<const BlockProgram*> StepPrograms::layer_programs() const {
+  std::vector<const BlockProgram*> out = {&layer};
+  for (const std::optional<BlockProgram>* prog :
+       {&moe_layer, &windowed_layer, &windowed_moe_layer}) {
+    if (*prog) {
+      out.push_back(&**prog);
+    }
+  }
+  return out;
 }
 
 double StepPrograms::sum_layers(double BlockProgram::*field) const {

@@ -39,15 +39,22 @@ std::vector<std::uint32_t> intern_block(ExecGraph& g, const BlockProgram& p,
 }
 
 // QK^T and PV of every layer: 4 b s^2 (heads x head_dim) forward, twice that backward, for
-// flash and unfused kernels alike (the encoder's attention is bidirectional).
+// flash and unfused kernels alike (the encoder's attention is bidirectional). A sliding-window
+// layer counts s w where it computes s w - w^2 / 2 (docs/sliding_window.md): the same formula
+// with w in place of s.
 double causal_attention_flops(const Scenario& s) {
   if (!s.model.causal) {
     return 0.0;
   }
   auto seq = static_cast<double>(s.training.seq_len);
-  return 12.0 * static_cast<double>(s.training.global_batch) * seq * seq *
-         static_cast<double>(s.model.heads * s.model.head_dim()) *
-         static_cast<double>(s.model.layers);
+  double squares = 0.0;
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    const auto w = static_cast<double>(s.model.window_of_layer(l));
+    const double keys = w > 0.0 && w < seq ? w : seq;
+    squares += keys * keys;
+  }
+  return 12.0 * static_cast<double>(s.training.global_batch) * squares *
+         static_cast<double>(s.model.heads * s.model.head_dim());
 }
 
 // Selective recompute drops the s^2 attention intermediates of the unfused kernel; flash
@@ -170,8 +177,11 @@ namespace {
 // Refuses a step whose graphs would not fit in memory, before building them.
 void check_size(const Scenario& s, const StepPrograms& progs, bool share) {
   constexpr double kMaxNodes = 1.2e8;  // ~15 GB of nodes and dependencies
-  const double layer_ops = static_cast<double>(
-      std::max(progs.layer.ops.size(), progs.moe_layer ? progs.moe_layer->ops.size() : 0));
+  std::size_t most_ops = 0;
+  for (const parallel::BlockProgram* layer : progs.layer_programs()) {
+    most_ops = std::max(most_ops, layer->ops.size());
+  }
+  const auto layer_ops = static_cast<double>(most_ops);
   double per_rank =
       static_cast<double>(s.microbatches()) *
       (static_cast<double>(s.model.layers) / static_cast<double>(s.parallel.pp) * layer_ops +

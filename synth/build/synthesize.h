@@ -27,11 +27,21 @@ struct StepPrograms {
   std::optional<parallel::BlockProgram> moe_layer;  // model.moe's layers
   std::optional<parallel::BlockProgram> mtp;        // multi-token prediction on its own stage
   std::vector<bool> is_moe;                         // per decoder layer
+  // model.sliding_window's layers, dense and MoE, and which decoder layers they are.
+  std::optional<parallel::BlockProgram> windowed_layer;
+  std::optional<parallel::BlockProgram> windowed_moe_layer;
+  std::vector<bool> is_windowed;
 
   // The program of decoder layer `l`.
   [[nodiscard]] const parallel::BlockProgram& of_layer(std::int64_t l) const {
-    return is_moe[static_cast<std::size_t>(l)] ? *moe_layer : layer;
+    const auto i = static_cast<std::size_t>(l);
+    if (is_windowed[i]) {
+      return is_moe[i] ? *windowed_moe_layer : *windowed_layer;
+    }
+    return is_moe[i] ? *moe_layer : layer;
   }
+  // The decoder layers' distinct programs.
+  [[nodiscard]] std::vector<const parallel::BlockProgram*> layer_programs() const;
   // The sum over the decoder layers of a per-layer figure of their programs.
   [[nodiscard]] double sum_layers(double parallel::BlockProgram::*field) const;
 };

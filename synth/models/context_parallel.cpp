@@ -14,6 +14,7 @@
 //  - p2p (ring attention, Megatron's default; TE's AttnFuncWithCPAndKVP2P): the local keys
 //    and values travel around the CP ring while each rank attends to the blocks it holds;
 //    lowering unrolls the ring into its steps (synth/parallel/ring_attention.cpp).
+#include "base/error.h"
 #include "synth/models/layer_parts.h"
 
 namespace tessera::synth::models {
@@ -91,9 +92,12 @@ TensorId ulysses(Graph& g, const Scenario& s, const std::string& name, TensorId 
 }  // namespace
 
 TensorId core_attention(Graph& g, const Scenario& s, const std::string& name, TensorId q,
-                        TensorId k, TensorId v) {
+                        TensorId k, TensorId v, std::int64_t window) {
   if (s.parallel.cp == 1) {
-    return g.attention(name, q, k, v, s.model.causal);
+    return g.attention(name, q, k, v, s.model.causal, 0, window);
+  }
+  if (window > 0) {  // validate_cp.cpp turns the scenario down first
+    throw base::InternalError("sliding-window attention under context parallelism");
   }
   if (s.parallel.cp_comm_type() == CpComm::kA2A) {
     return ulysses(g, s, name, q, k, v);

@@ -38,13 +38,15 @@ stg::TensorId mlp_branch(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, s
 
 // The attention core on q [b, s, heads, dq], k [b, t, kv heads, dq], v [b, t, kv heads, dv]:
 // fused attention, reaching the other ranks' keys and values under context parallelism
-// (context_parallel.cpp).
+// (context_parallel.cpp); `window` > 0: a sliding window of that many keys per query.
 stg::TensorId core_attention(stg::Graph& g, const Scenario& s, const std::string& name,
-                             stg::TensorId q, stg::TensorId k, stg::TensorId v);
+                             stg::TensorId q, stg::TensorId k, stg::TensorId v,
+                             std::int64_t window = 0);
 
-// A decoder layer's attention (MHA/GQA, or latent attention with model.mla) and dense MLP,
-// each with its norm and residual on the stream x.
-stg::TensorId attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+// A decoder layer's attention (MHA/GQA, or latent attention with model.mla; `window` as
+// core_attention's) and dense MLP, each with its norm and residual on the stream x.
+stg::TensorId attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x,
+                        std::int64_t window = 0);
 stg::TensorId mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
 
 // DeepSeek-V3's multi-token prediction modules (model.mtp_depth) after the main head, on the
@@ -58,7 +60,8 @@ void mtp_loss(stg::Graph& g, const Scenario& s, stg::TensorId y, stg::TensorId l
 
 // DeepSeek's multi-head latent attention with its norm and residual on the stream x
 // (docs/mla.md).
-stg::TensorId mla_attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);
+stg::TensorId mla_attention(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x,
+                            std::int64_t window = 0);
 
 // A mixture-of-experts MLP with its norm and residual on the stream x (docs/moe.md).
 stg::TensorId moe_mlp(stg::Graph& g, const Scenario& s, const Fp8Plan& fp8, stg::TensorId x);

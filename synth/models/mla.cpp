@@ -46,7 +46,8 @@ TensorId queries(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId ln) {
 
 }  // namespace
 
-TensorId mla_attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
+TensorId mla_attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x,
+                       std::int64_t window) {
   const base::DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
   TensorId q = queries(g, s, fp8, ln);
@@ -71,7 +72,7 @@ TensorId mla_attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId
   // The values, a slice of kv_up's output, copied contiguous for the attention kernel (as
   // Transformer Engine does with a strided input), so that kv_up's output dies here.
   TensorId v = g.concat("attn.v_contiguous", {kv_heads[1]}, heads_layout('t', 'V'));
-  TensorId ctx = core_attention(g, s, "attn.core", q, k, v);
+  TensorId ctx = core_attention(g, s, "attn.core", q, k, v, window);
   TensorId wo = g.weight("attn.proj.weight", sharded("aVh", 'a', Axis::kTP), dt);
   TensorId o = linear(g, fp8, "attn.proj", "bsaV,aVh->bsh", ctx, wo);
   return g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0);

@@ -86,9 +86,10 @@ namespace {
 
 // Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
 // scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
-TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v) {
+TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v,
+                        std::int64_t window) {
   if (fused(s.training.attention)) {
-    return core_attention(g, s, "attn.core", q, k, v);
+    return core_attention(g, s, "attn.core", q, k, v, window);
   }
   auto first = static_cast<stg::OpId>(g.ops().size());
   if (s.model.kv_heads != s.model.heads) {  // repeat K/V heads for the batched GEMMs
@@ -107,9 +108,10 @@ TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, Ten
 
 }  // namespace
 
-TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) {
+TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x,
+                   std::int64_t window) {
   if (s.model.mla.on()) {
-    return mla_attention(g, s, fp8, x);
+    return mla_attention(g, s, fp8, x, window);
   }
   DType dt = s.training.precision;
   TensorId ln = norm(g, s, "attn.norm", x);
@@ -123,7 +125,7 @@ TensorId attention(Graph& g, const Scenario& s, const Fp8Plan& fp8, TensorId x) 
   char kvh = s.model.kv_heads == s.model.heads ? 'a' : 'g';
   Layout lkv = sharded(std::string("bt") + kvh + "d", kvh, Axis::kTP).sharded('b', Axis::kDP);
   auto parts = g.split("attn.split_qkv", qkv, {lq, lkv, lkv});
-  TensorId ctx = attention_core(g, s, parts[0], parts[1], parts[2]);
+  TensorId ctx = attention_core(g, s, parts[0], parts[1], parts[2], window);
   TensorId wo = g.weight("attn.proj.weight", sharded("adh", 'a', Axis::kTP), dt);
   TensorId o = linear(g, fp8, "attn.proj", "bsad,adh->bsh", ctx, wo);
   return with_fused_bias(g, s, g.dropout_add("attn.residual", o, x, s.model.dropout > 0.0));
@@ -223,18 +225,16 @@ void finish_block(Block& b, const Scenario& s, bool backward) {
   }
 }
 
-Block make_layer(const Scenario& s, bool backward, bool moe) {
+Block make_layer(const Scenario& s, bool backward, bool moe, std::int64_t window) {
   Block b{"layer", Graph(symbols_of(s)), {}, {}, {}, 0.0, 0.0, 0, 0.0};
   Graph& g = b.graph;
   TensorId x = g.input("x", stream_layout(s), s.training.precision);
   // The decoder layer's four linear layers run in FP8 under training.fp8; the embedding, the
   // attention core, norms and the LM head stay in bf16 (docs/fp8.md).
   const Fp8Plan fp8 = fp8_plan(s);
-  TensorId a = attention(g, s, fp8, x);
+  TensorId a = attention(g, s, fp8, x, window);
   TensorId y = moe ? moe_mlp(g, s, fp8, a) : mlp(g, s, fp8, a);
-  if (moe) {
-    b.name = "moe_layer";
-  }
+  b.name = std::string(window > 0 ? "windowed_" : "") + (moe ? "moe_layer" : "layer");
   b.inputs = {x};
   b.outputs = {y};
   b.params = weight_parameters(g) + bias_params(s, moe);
@@ -285,12 +285,21 @@ bool embedding_and_head_share_a_rank(const Scenario& s) {
 }
 
 Blocks build_blocks(const Scenario& s) {
-  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt, std::nullopt};
+  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt,
+           std::nullopt,  std::nullopt,  std::nullopt};
   if (s.model.moe.on()) {
     b.moe_layer.emplace(make_layer(s, true, true));
   }
   if (s.parallel.mtp_stage_apart() >= 0) {
     b.mtp.emplace(make_mtp_block(s));
+  }
+  for (std::int64_t l = 0; l < s.model.layers; ++l) {
+    const std::int64_t w = s.model.window_of_layer(l);
+    const bool moe = s.model.moe.is_moe_layer(l);
+    std::optional<Block>& windowed = moe ? b.windowed_moe_layer : b.windowed_layer;
+    if (w > 0 && !windowed) {
+      windowed.emplace(make_layer(s, true, moe, w));
+    }
   }
   return b;
 }

@@ -34,6 +34,10 @@ struct Blocks {
   Block head;
   std::optional<Block> moe_layer;  // a decoder layer with the MoE MLP (model.moe)
   std::optional<Block> mtp;        // multi-token prediction on a stage of its own
+  // The decoder layers with sliding-window attention (model.sliding_window), dense and MoE,
+  // where the model has them.
+  std::optional<Block> windowed_layer;
+  std::optional<Block> windowed_moe_layer;
 };
 
 // Symbol sizes of a scenario (symbols.cpp): b s t h a g d q f e v c; with model.moe x n i r u
@@ -50,9 +54,11 @@ Blocks build_blocks(const Scenario& s);
 Block make_mtp_block(const Scenario& s);
 
 // One decoder (or, with model.causal off, encoder) layer; `moe`: with the mixture-of-experts
-// MLP. Without `backward` the block is forward only: its activations die with their last
-// forward reader (a frozen or detached encoder).
-Block make_layer(const Scenario& s, bool backward = true, bool moe = false);
+// MLP; `window` > 0: its attention a sliding window of that many keys. Without `backward` the
+// block is forward only: its activations die with their last forward reader (a frozen or
+// detached encoder).
+Block make_layer(const Scenario& s, bool backward = true, bool moe = false,
+                 std::int64_t window = 0);
 
 // Derives the block's backward graph (with the main-gradient accumulation kernels the
 // scenario's framework runs), or marks it forward only.

@@ -84,13 +84,21 @@ ModelConfig node_limited(ModelConfig m, std::int64_t groups, std::int64_t top_gr
   return m;
 }
 
+// Sliding-window attention (docs/sliding_window.md): windows of `window` tokens, every
+// `full_every`-th layer attending to the whole sequence.
+ModelConfig windowed(ModelConfig m, std::int64_t window, std::int64_t full_every) {
+  m.sliding_window = window;
+  m.full_attention_every = full_every;
+  return m;
+}
+
 ModelConfig mtp(ModelConfig m, std::int64_t depth) {
   m.mtp_depth = depth;
   return m;
 }
 
-const std::array<Preset, 16>& presets() {
-  static const std::array<Preset, 16> kPresets = {
+const std::array<Preset, 18>& presets() {
+  static const std::array<Preset, 18> kPresets = {
       Preset{"gpt3-1.3b", gpt(24, 2048, 16)},
       Preset{"gpt3-6.7b", gpt(32, 4096, 32)},
       Preset{"gpt3-13b", gpt(40, 5120, 40)},
@@ -113,6 +121,14 @@ const std::array<Preset, 16>& presets() {
       // layer MoE; their per-head QK norms (2 x 128 weights a layer) are left out.
       Preset{"qwen3-30b-a3b", moe(llama(48, 2048, 32, 4, 6144, 151936), 128, 8, 768, 128)},
       Preset{"qwen3-235b-a22b", moe(llama(94, 4096, 64, 4, 12288, 151936), 128, 8, 1536, 128)},
+      // GPT-OSS 20B and 120B (OpenAI, gpt-oss model card, 2025; the released configurations):
+      // 64 heads of 64 over a 2880-wide stream, 8 KV heads, top-4 of 32 or 128 experts of
+      // width 2880, 128-token windows on every other layer from the first. Their attention and
+      // expert biases, attention sinks and clamped SwiGLU are left out.
+      Preset{"gpt-oss-20b",
+             windowed(moe(llama(24, 2880, 64, 8, 2880, 201088), 32, 4, 2880, 64), 128, 2)},
+      Preset{"gpt-oss-120b",
+             windowed(moe(llama(36, 2880, 64, 8, 2880, 201088), 128, 4, 2880, 64), 128, 2)},
       // DeepSeek-V2-Lite: no query latent, 64 experts (top-6) and 2 shared after one dense
       // layer, softmax router. DeepSeek-V3: 61 layers, the first 3 dense, 256 experts (top-8)
       // and 1 shared, sigmoid router limited to 4 of 8 expert groups (n_group, topk_group),

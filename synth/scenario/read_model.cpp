@@ -14,10 +14,10 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 16> kModelKeys = {
-    "preset", "layers", "hidden",     "heads",    "kv_heads",        "head_dim",
-    "ffn",    "vocab",  "activation", "norm",     "tied_embeddings", "dropout",
-    "bias",   "moe",    "mla",        "mtp_depth"};
+constexpr std::array<std::string_view, 18> kModelKeys = {
+    "preset", "layers", "hidden",     "heads",     "kv_heads",        "head_dim",
+    "ffn",    "vocab",  "activation", "norm",      "tied_embeddings", "dropout",
+    "bias",   "moe",    "mla",        "mtp_depth", "sliding_window",  "full_attention_every"};
 
 // "gpt3-175b (modified: model.layers=8)" when keys beside `preset` change the preset.
 std::string modified_label(const YamlNode& n, const std::string& preset, std::string_view path) {
@@ -89,6 +89,20 @@ void read_transformer_keys(const YamlNode& n, const TransformerKeys& k) {
   }
 }
 
+// `sliding_window` and `full_attention_every` (docs/sliding_window.md).
+void read_window(const YamlNode& n, ModelConfig& m) {
+  if (auto v = n.find("sliding_window")) {
+    m.sliding_window = v->as_int(1, kMaxSeq);
+  }
+  if (auto v = n.find("full_attention_every")) {
+    m.full_attention_every = v->as_int(1, kMaxLayers);
+    if (m.sliding_window == 0) {
+      v->fail("`full_attention_every` needs `sliding_window` (the other layers' window)",
+              "GPT-OSS: sliding_window: 128 and full_attention_every: 2");
+    }
+  }
+}
+
 }  // namespace
 
 void read_model(const YamlNode& n, ModelConfig& m) {
@@ -131,6 +145,7 @@ void read_model(const YamlNode& n, ModelConfig& m) {
   if (auto v = n.find("mla")) {
     read_mla(*v, m.mla);
   }
+  read_window(n, m);
   if (auto v = n.find("mtp_depth")) {
     m.mtp_depth = v->as_int(0, 16);
     if (m.mtp_depth > 1) {

@@ -187,7 +187,7 @@ void read_data(const YamlNode& n, DataConfig& d) {
 void read_training(const YamlNode& n, TrainingConfig& t) {
   reject_unmodelled(n, "training");
   n.check_keys(kTrainingKeys);
-  t.seq_len = n.at("seq_len").as_int(1, std::int64_t{1} << 24);
+  t.seq_len = n.at("seq_len").as_int(1, kMaxSeq);
   t.global_batch = n.at("global_batch").as_int(1, kMaxBatch);
   t.micro_batch = n.at("micro_batch").as_int(1, kMaxBatch);
   constexpr std::array<std::string_view, 3> kAttention = {"flash", "flash2", "unfused"};

@@ -23,6 +23,7 @@ inline constexpr std::int64_t kMaxWidth = std::int64_t{1}
 inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;    // sequences
 inline constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;  // a million devices
+inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;      // tokens of a sequence
 
 void read_model(const base::YamlNode& n, ModelConfig& m);
 void read_encoder(const base::YamlNode& n, EncoderConfig& e);

@@ -184,8 +184,20 @@ struct ModelConfig {
   MlaConfig mla;
   // DeepSeek-V3's multi-token prediction modules after the main head (docs/moe.md); 0: none.
   std::int64_t mtp_depth = 0;
+  // Sliding-window attention (docs/sliding_window.md): a windowed layer's queries attend to the
+  // `sliding_window` latest keys, themselves included (0: every layer attends to the whole
+  // sequence); with `full_attention_every` = n, every n-th layer attends to the whole sequence
+  // instead (GPT-OSS 2, Gemma 3 6; 0: none, as Mistral 7B).
+  std::int64_t sliding_window = 0;
+  std::int64_t full_attention_every = 0;
 
   [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  // The keys a query of decoder layer `l` (0-based) attends to at most: the window in a
+  // sliding-window layer, 0 (all of them) in the others.
+  [[nodiscard]] std::int64_t window_of_layer(std::int64_t l) const {
+    const bool full = full_attention_every > 0 && (l + 1) % full_attention_every == 0;
+    return full ? 0 : sliding_window;
+  }
   [[nodiscard]] double parameters() const;  // total trainable parameters
 };
 

@@ -70,6 +70,12 @@ void check_context_parallel(const Scenario& s, Violations& out) {
     out.push_back(
         {"parallelism.cp", "context parallelism with an encoder region is not modelled yet"});
   }
+  if (s.model.sliding_window > 0) {
+    out.push_back({"parallelism.cp",
+                   "context parallelism with sliding-window attention (model.sliding_window) is "
+                   "not modelled yet",
+                   "use cp: 1"});
+  }
 }
 
 }  // namespace tessera::synth::detail

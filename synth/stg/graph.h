@@ -153,8 +153,10 @@ class Graph {
   TensorId accumulate_grad(const std::string& name, TensorId dw, DType main);
   // `query_share`: the queries are this rank's share of the sequence over these axes (context
   // parallelism's gathered keys): the key and value gradients are partial sums over them.
+  // `window` > 0: causal sliding-window attention, each query attending to the `window`
+  // latest keys, itself included (docs/sliding_window.md).
   TensorId attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
-                     AxisMask query_share = 0);
+                     AxisMask query_share = 0, std::int64_t window = 0);
   // Ring attention over `axis` (context parallelism's p2p, docs/context_parallel.md §4): q,
   // k and v are this rank's share of the sequence (`ranks` shares in all, load-balanced);
   // the keys and values visit every rank of the ring, so the op computes the local queries

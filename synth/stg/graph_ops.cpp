@@ -137,8 +137,25 @@ TensorId Graph::accumulate_grad(const std::string& name, TensorId dw, DType main
   return acc;
 }
 
+namespace {
+
+// Sliding-window attention (docs/sliding_window.md): with t keys, s queries (s = t) and a
+// causal window of w <= t keys, query i attends to min(i + 1, w) of them: s w - w^2 / 2 pairs
+// in all (the causal s t / 2 at w = t). The MFU convention counts s w: each query against its
+// whole window, as it counts s t for causal attention.
+struct WindowedPairs {
+  double counted;   // pairs of the MFU convention
+  double computed;  // pairs the kernel computes
+};
+
+WindowedPairs windowed_pairs(double s, double w) {
+  return {s * w, s * w - w * w / 2.0};
+}
+
+}  // namespace
+
 TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, TensorId v, bool causal,
-                          AxisMask query_share) {
+                          AxisMask query_share, std::int64_t window) {
   // q [b,s,a,dq], k [b,t,g,dq] and v [b,t,g,dv]: whole sequences, heads consistently sharded.
   // Keys and values may spell their sequence in two dimensions ([b,p,t,g,d]: a context-
   // parallel group's chunks). Queries and keys may be wider than values (MLA: dq = nope +
@@ -178,7 +195,14 @@ TensorId Graph::attention(const std::string& name, TensorId q, TensorId k, Tenso
   op.query_share = query_share;
   op.model_flops = 2.0 * b * heads * s * t * (dq + dv);       // QK^T and PV, no causal halving
   op.flops = causal ? op.model_flops / 2.0 : op.model_flops;  // the kernel skips masked blocks
-  op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(t),
+  double keys = t;  // keys per query: the kernel's sequence length
+  if (causal && window > 0 && static_cast<double>(window) < t) {
+    keys = static_cast<double>(window);
+    const WindowedPairs p = windowed_pairs(s, keys);
+    op.model_flops = 2.0 * b * heads * p.counted * (dq + dv);
+    op.flops = 2.0 * b * heads * p.computed * (dq + dv);
+  }
+  op.gemm = {static_cast<std::int64_t>(s), static_cast<std::int64_t>(keys),
              static_cast<std::int64_t>(dq), static_cast<std::int64_t>(b * heads)};
   op.bytes = static_cast<double>(bytes_of(q) + bytes_of(k) + bytes_of(v) + bytes_of(y));
   append(std::move(op));

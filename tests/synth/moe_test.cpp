@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "synth/build/synthesize.h"
 #include "synth/models/transformer.h"
@@ -147,6 +148,19 @@ TEST(Moe, PresetParametersAreTheReleasedModels) {
   EXPECT_DOUBLE_EQ(model_preset("mixtral-8x7b")->parameters(), 46702792704.0);
   EXPECT_DOUBLE_EQ(model_preset("qwen3-30b-a3b")->parameters(), 30532122624.0 - 48.0 * 256.0);
   EXPECT_EQ(model_preset("qwen3-30b-a3b")->head_dim(), 128);
+}
+
+// GPT-OSS's model card gives 116.83B parameters for gpt-oss-120b and 20.91B for gpt-oss-20b;
+// the presets leave out per layer the attention biases (4096 + 2 x 512 + 2880), each expert's
+// (2 x 2880 + 2880), the router's (one per expert) and the 64 attention sinks.
+TEST(Moe, GptOssPresetsAreTheReleasedModelsLessTheirBiases) {
+  for (auto [name, layers, experts, released] : {std::tuple{"gpt-oss-120b", 36.0, 128.0, 116.83e9},
+                                                 std::tuple{"gpt-oss-20b", 24.0, 32.0, 20.91e9}}) {
+    const double biases = layers * (8000.0 + experts * 8640.0 + experts + 64.0);
+    EXPECT_NEAR(model_preset(name)->parameters() + biases, released, 0.005e9) << name;
+    EXPECT_EQ(model_preset(name)->window_of_layer(0), 128) << name;
+    EXPECT_EQ(model_preset(name)->window_of_layer(1), 0) << name;
+  }
 }
 
 TEST(Moe, ValidationNamesTheBrokenKey) {
