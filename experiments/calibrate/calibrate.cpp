@@ -190,9 +190,18 @@ Problem prepare(const runs::RunsFile& file, const hw::Profile& base, const Optio
   return pb;
 }
 
+// The fit of run-level parameters: Cauchy's loss at a 10% scale, so that a few runs with an
+// effect no parameter models (their residuals tens of percent) do not move the values the
+// others agree on (docs/calibration.md Part 3).
+FitOptions run_fit_options() {
+  FitOptions fo;
+  fo.redescending = true;
+  return fo;
+}
+
 FitResult fit_subset(const Problem& pb, const std::vector<std::size_t>& subset, const Vec& u0,
                      int iterations, int& simulations) {
-  FitOptions fo;
+  FitOptions fo = run_fit_options();
   fo.max_iterations = iterations;
   return fit(
       [&](const std::vector<Vec>& points) { return residuals(pb, subset, points, simulations); },
@@ -258,7 +267,7 @@ void hold_out(Problem& pb, const FitResult& full, Options::HoldOut by, Calibrati
         train.push_back(i);
       }
     }
-    const Vec u = refit_rows(full, rows_of_runs(pb, train));
+    const Vec u = refit_rows(full, rows_of_runs(pb, train), run_fit_options());
     const std::vector<Vec> r = residuals(pb, held, {u}, c.simulations);
     Fold fold{source, static_cast<int>(held.size()), {}, 0.0};
     Vec errors;

@@ -10,12 +10,23 @@ namespace {
 
 using Vec = std::vector<double>;
 
-// The soft-L1 loss of a residual and its iteratively reweighted least-squares weight.
-double loss(double r, double c) {
-  return c > 0.0 ? 2.0 * c * c * (std::sqrt(1.0 + (r / c) * (r / c)) - 1.0) : r * r;
+// The robust loss of a residual (soft-L1, or Cauchy's when `redescending`; both r^2 for small
+// r) and its iteratively reweighted least-squares weight.
+double loss(double r, const FitOptions& o) {
+  const double c = o.robust;
+  if (c <= 0.0) {
+    return r * r;
+  }
+  const double z = (r / c) * (r / c);
+  return o.redescending ? c * c * std::log1p(z) : 2.0 * c * c * (std::sqrt(1.0 + z) - 1.0);
 }
-double weight(double r, double c) {
-  return c > 0.0 ? 1.0 / std::sqrt(1.0 + (r / c) * (r / c)) : 1.0;
+double weight(double r, const FitOptions& o) {
+  const double c = o.robust;
+  if (c <= 0.0) {
+    return 1.0;
+  }
+  const double z = (r / c) * (r / c);
+  return o.redescending ? 1.0 / (1.0 + z) : 1.0 / std::sqrt(1.0 + z);
 }
 
 // Residuals and their sensitivities at one point (a column per informed parameter).
@@ -28,7 +39,7 @@ double cost(const Vec& r, const Vec& u, const Vec& u0, const std::vector<std::si
             const FitOptions& opt) {
   double c = 0.0;
   for (double x : r) {
-    c += loss(x, opt.robust);
+    c += loss(x, opt);
   }
   for (std::size_t j : idx) {
     c += std::pow((u[j] - u0[j]) / opt.prior_sigma, 2);
@@ -97,7 +108,7 @@ Vec step_of(const Linear& lin, const Vec& u, const Vec& u0, const FitOptions& op
   Vec a(n * n, 0.0);
   Vec b(n, 0.0);
   for (std::size_t i : rows) {
-    const double w = weight(r[i], opt.robust);
+    const double w = weight(r[i], opt);
     for (std::size_t x = 0; x < n; ++x) {
       b[x] -= w * jac[idx[x]][i] * r[i];
       for (std::size_t y = 0; y < n; ++y) {
@@ -135,7 +146,7 @@ Vec uncertainty(const Model& m, const std::vector<std::size_t>& idx, const Vec& 
   (void)step_of(Linear{m.jac, m.r, rows, idx}, u, u, opt, 0.0, &a);
   double ss = 0.0;
   for (double x : m.r) {
-    ss += loss(x, opt.robust);
+    ss += loss(x, opt);
   }
   const double dof = std::max(1.0, static_cast<double>(m.r.size() - idx.size()));
   Vec b(idx.size(), 0.0);

@@ -24,7 +24,11 @@ struct FitOptions {
   double step = 0.01;         // finite-difference step, in units of a parameter's range
   double prior_sigma = 10.0;  // the prior's width around the start, in units of the range
   double tolerance = 1e-4;    // stop when no parameter moves by more (units of the range)
-  double robust = 0.1;        // soft-L1 scale of a residual (0: plain least squares)
+  double robust = 0.1;        // the robust loss's scale of a residual (0: plain least squares)
+  // The loss beyond that scale: soft-L1 (false), whose pull on the fit stays constant as a
+  // residual grows, or Cauchy's (true), whose pull fades, so that a few runs with an effect no
+  // parameter models cannot move the global values however far off they are.
+  bool redescending = false;
   // A parameter whose largest sensitivity |dr/du| over the data is below this is not informed:
   // it keeps its start value and takes no part in the fit.
   double informed = 1e-3;

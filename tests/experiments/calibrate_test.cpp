@@ -201,5 +201,27 @@ TEST(Fit, SolvesSmallSystems) {
   EXPECT_FALSE(solve_spd({1.0, 2.0, 2.0, 1.0}, c, 2));
 }
 
+// One offset u fitted to 20 residuals u - 0.5 that agree and 3 that sit 0.4 further off (runs
+// with an effect no parameter models): each of the three pulls with r / (1 + (r/c)^2) under
+// Cauchy's loss, a sixth of its r / sqrt(1 + (r/c)^2) under soft-L1's (c = 0.1), so the
+// redescending fit moves a quarter as far.
+TEST(Fit, RedescendingLossIgnoresAFewFarOffRuns) {
+  const Residuals f = [](const std::vector<std::vector<double>>& points) {
+    std::vector<std::vector<double>> out;
+    for (const auto& u : points) {
+      std::vector<double> r(20, u[0] - 0.5);
+      r.insert(r.end(), 3, u[0] - 0.5 + 0.4);
+      out.push_back(r);
+    }
+    return out;
+  };
+  FitOptions cauchy;
+  cauchy.redescending = true;
+  const double redescending = fit(f, {0.5}, cauchy).u[0];
+  const double soft_l1 = fit(f, {0.5}, FitOptions{}).u[0];
+  EXPECT_NEAR(redescending, 0.5, 0.005);
+  EXPECT_LT(soft_l1, 0.5 - 3.0 * (0.5 - redescending));
+}
+
 }  // namespace
 }  // namespace tessera::experiments::calibrate
