@@ -88,6 +88,26 @@ void translate_mla(const YamlNode& a, Translation& t) {
   }
 }
 
+// Sliding-window attention as the corpus writes it: "alternating sliding-window(128)/full
+// attention, attention sinks" (GPT-OSS: every other layer attends to the whole sequence).
+void translate_window(const YamlNode& note, Translation& t) {
+  const std::string text = text_of(note);
+  const std::size_t at = text.find("sliding-window(");
+  long long window = 0;
+  if (at == std::string::npos ||
+      std::sscanf(text.c_str() + at, "sliding-window(%lld)", &window) != 1 || window < 1) {
+    t.cannot(note, "sliding-window attention without its window (sliding-window(N) tokens)");
+    return;
+  }
+  t.set("model.sliding_window", static_cast<std::int64_t>(window), note);
+  if (contains(text, "alternating")) {
+    t.set("model.full_attention_every", std::int64_t{2}, note);
+  }
+  if (contains(text, "sink")) {
+    t.note("attention sinks not modelled (one learned logit per head in each softmax)");
+  }
+}
+
 void translate_attention(const YamlNode& m, Translation& t) {
   if (auto a = m.find("attention")) {
     a->expect_map();
@@ -99,7 +119,7 @@ void translate_attention(const YamlNode& m, Translation& t) {
     translate_mla(*a, t);
   }
   if (auto note = m.find("attention_note"); note && contains(text_of(*note), "sliding")) {
-    t.cannot(*note, "sliding-window attention is not modelled yet");
+    translate_window(*note, t);
   }
   if (auto q = m.find("qk_layernorm"); q && lenient_bool(*q).value_or(false)) {
     t.note("QK layernorm not modelled (two small norms per layer)");
