@@ -207,7 +207,10 @@ void apply_packed(const Ctx& c, const EtNode& n, Node& out) {
   }
   const auto stream = enum_at<Stream>(c, n, v, 0, kNumStreams, "stream");
   const bool p2p = out.kind == NodeKind::kSend || out.kind == NodeKind::kRecv;
-  if (p2p == ordered_stream(stream) || compute != (stream == Stream::kCompute)) {
+  // A collective over a group of one is written as a compute node taking no time on its
+  // collective's stream (synth: nothing to communicate).
+  const bool group_of_one = compute && int_attr(c.t, n, tattr::kDurationPs).value_or(-1) == 0;
+  if (p2p == ordered_stream(stream) || (compute != (stream == Stream::kCompute) && !group_of_one)) {
     fail(c.t, n, "stream '" + std::string(stream_name(stream)) + "' does not fit this node type");
   }
   out.stream = stream;

@@ -124,6 +124,18 @@ TEST(ExactRoundTrip, AttentionShapeAndCudaGraphsSurvive) {
   expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/graphs", info));
 }
 
+// Without tensor parallelism the layers' TP collectives have a group of one: synth writes each as
+// a compute node of no time on its collective's stream, and the reader takes it back. Sliding-
+// window attention's shorter kernels (the window in the attention dims) travel too.
+TEST(ExactRoundTrip, GroupsOfOneAndSlidingWindowsSurvive) {
+  const synth::Scenario s = synth::load_scenario(
+      tiny_path(), {"parallelism.tp=1", "parallelism.dp=4", "training.seq_len=1024",
+                    "model.sliding_window=128", "model.full_attention_every=2"});
+  chakra_test::TempDir dir;
+  ImportInfo info;
+  expect_identical(simulate_direct(s), simulate_round_trip(s, dir.path() + "/tp1", info));
+}
+
 // MXFP8's block-scaled GEMMs (tessera.fp8_block_scaled) travel too: without the flag they would
 // run at the per-tensor FP8 rate, not b200's gemm.mxfp8_rate of it.
 TEST(ExactRoundTrip, MxFp8BlockScalesSurvive) {
