@@ -36,6 +36,16 @@ AttentionCosts attention_costs(const models::Block& b) {
   return c;
 }
 
+// Four layers of cp_scenario's with 128-token windows on every other layer, as GPT-OSS has.
+Scenario gpt_oss_pattern() {
+  Scenario s = testing::cp_scenario(1, CpComm::kAllGather);
+  s.model.layers = 4;
+  s.model.sliding_window = 128;
+  s.model.full_attention_every = 2;
+  check_or_throw(s);
+  return s;
+}
+
 TEST(SlidingWindow, AttentionFlopsAreTheWindowedPairs) {
   const Scenario s = testing::cp_scenario(1, CpComm::kAllGather);
   for (double w : {1.0, 128.0, 1000.0}) {
@@ -62,11 +72,7 @@ TEST(SlidingWindow, AWindowAsLongAsTheSequenceIsCausalAttention) {
 // GPT-OSS's pattern: layers 0, 2, ... slide, layers 1, 3, ... see the whole sequence; each
 // windowed layer's attention kernel ramps over its window, not the sequence.
 TEST(SlidingWindow, EveryNthLayerAttendsToTheWholeSequence) {
-  Scenario s = testing::cp_scenario(1, CpComm::kAllGather);
-  s.model.layers = 4;
-  s.model.sliding_window = 128;
-  s.model.full_attention_every = 2;
-  check_or_throw(s);
+  Scenario s = gpt_oss_pattern();
   const StepPrograms p = build_programs(s);
   for (std::int64_t l = 0; l < 4; ++l) {
     const bool windowed = l % 2 == 0;
@@ -87,11 +93,7 @@ TEST(SlidingWindow, EveryNthLayerAttendsToTheWholeSequence) {
 // (the MFU convention's s w less the computed s w - w^2/2, doubled), 12 B s^2 (...) per full
 // layer.
 TEST(SlidingWindow, CausalMfuDiscountsTheWindowsTriangle) {
-  Scenario s = testing::cp_scenario(1, CpComm::kAllGather);
-  s.model.layers = 4;
-  s.model.sliding_window = 128;
-  s.model.full_attention_every = 2;
-  check_or_throw(s);
+  Scenario s = gpt_oss_pattern();
   const graph::ExecGraph g = synthesize(s);
   const double b = static_cast<double>(s.training.global_batch);
   const double width = 16.0 * kHeadDim;
