@@ -89,10 +89,11 @@ void read_transformer_keys(const YamlNode& n, const TransformerKeys& k) {
   }
 }
 
-// `sliding_window` and `full_attention_every` (docs/sliding_window.md).
+// `sliding_window` (0: none, undoing a preset's) and `full_attention_every`
+// (docs/sliding_window.md).
 void read_window(const YamlNode& n, ModelConfig& m) {
   if (auto v = n.find("sliding_window")) {
-    m.sliding_window = v->as_int(1, kMaxSeq);
+    m.sliding_window = v->as_int(0, kMaxSeq);
   }
   if (auto v = n.find("full_attention_every")) {
     m.full_attention_every = v->as_int(1, kMaxLayers);
