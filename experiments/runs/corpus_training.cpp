@@ -96,7 +96,9 @@ void translate_recompute(const YamlNode& r, Translation& t) {
 void translate_moe_options(const YamlNode& tr, Translation& t) {
   if (auto r = tr.find("routing")) {
     const std::string text = text_of(*r);
-    if (contains(text, "tokendrop") || contains(text, "token-drop")) {
+    // "token-dropless" names the opposite of token dropping.
+    if ((contains(text, "tokendrop") || contains(text, "token-drop")) &&
+        !contains(text, "dropless")) {
       t.set("model.moe.capacity_factor", "1.0", *r);
       t.note("token dropping at capacity factor 1.0 (NeMo's default)");
     }
