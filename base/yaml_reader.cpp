@@ -248,6 +248,12 @@ void YamlNode::fail(const std::string& message, const std::string& hint) const {
   throw InputError(loc(), where, hint);
 }
 
+void YamlNode::adopt(std::string_view key, const YamlNode& value) {
+  expect_map();
+  node_[std::string(key)] = value.node_;
+  origin_->expansions[child_path(key)] = value.file();
+}
+
 std::string YamlNode::child_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }

@@ -88,6 +88,9 @@ class YamlNode {
   [[nodiscard]] std::vector<std::string> keys() const;
   // Where the key itself (not its value) is written; the map's position when it is absent.
   [[nodiscard]] SourceLoc key_loc(std::string_view key) const;
+  // Puts `value`, a node of another document, under `key` of this mapping (in place of what
+  // is there): it keeps its own file:line:col, which errors about it then name.
+  void adopt(std::string_view key, const YamlNode& value);
 
   // Sequences.
   [[nodiscard]] std::vector<YamlNode> items() const;

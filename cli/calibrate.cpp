@@ -31,6 +31,9 @@ void add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
                    "microbenchmark fits file "
                    "(calibration/microbench/fits.yaml)")
       ->required();
+  a.command->add_option("--recipes", a.recipes,
+                        "runs: a recipes file, what the recipes the runs cite set where a run "
+                        "does not say (tessera runs --recipes)");
   a.command->add_option("--profile", a.profile, "the profile to calibrate (name or path)")
       ->required();
   a.command->add_option("--out", a.out, "the calibrated profile to write (PROFILE.yaml)")
@@ -60,9 +63,10 @@ namespace cal = experiments::calibrate;
 // The calibrated profile's text and the report, from a microbenchmark fits file.
 std::pair<std::string, std::string> fit_microbenchmarks(const CalibrateArgs& a,
                                                         const std::string& name) {
-  if (a.no_hold_out || a.command->count("--hold-out-by") > 0) {
+  if (a.no_hold_out || a.command->count("--hold-out-by") > 0 || !a.recipes.empty()) {
     throw base::InputError(
-        fmt::format("{}: --no-hold-out and --hold-out-by apply to runs files; a microbenchmark "
+        fmt::format("{}: --no-hold-out, --hold-out-by and --recipes apply to runs files; a "
+                    "microbenchmark "
                     "fits file always holds out every 4th row of each table",
                     a.runs));
   }
@@ -73,7 +77,10 @@ std::pair<std::string, std::string> fit_microbenchmarks(const CalibrateArgs& a,
 
 // The same from a runs file.
 std::pair<std::string, std::string> fit_runs(const CalibrateArgs& a, const std::string& name) {
-  const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs);
+  if (!a.recipes.empty()) {
+    check_input_file("recipes file", a.recipes);
+  }
+  const experiments::runs::RunsFile file = experiments::runs::read_runs(a.runs, a.recipes);
   const hw::Profile base = hw::load_profile(a.profile);
   cal::Options opt;
   opt.fit = a.fit;

@@ -89,7 +89,8 @@ struct SearchArgs {
 void add_search_command(CLI::App& app, SearchArgs& a);
 
 struct RunsArgs {
-  std::string file;  // a runs file
+  std::string file;     // a runs file
+  std::string recipes;  // a recipes file: what the runs' recipes set ("" for none)
   int jobs = 0;      // 0: every core
   std::string out;
   bool summary = false;
@@ -103,6 +104,7 @@ void add_runs_command(CLI::App& app, RunsArgs& a);
 
 struct CalibrateArgs {
   std::string runs;
+  std::string recipes;  // a recipes file for a runs file ("" for none)
   std::string profile;
   std::string out;
   std::vector<std::string> fit;

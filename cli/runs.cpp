@@ -132,6 +132,9 @@ void add_runs_command(CLI::App& app, RunsArgs& a) {
   a.command = app.add_subcommand(
       "runs", "simulate the measured runs of a runs file and report each one's error");
   a.command->add_option("file", a.file, "runs file (YAML corpus schema, or CSV)")->required();
+  a.command->add_option("--recipes", a.recipes,
+                        "recipes file: what the recipes the runs cite set, where a run does "
+                        "not say (tests/validation/runs/recipes.yaml)");
   a.command->add_option("--jobs", a.jobs, "simulations at once (default: every core)")
       ->check(CLI::Range(1, 1024));
   a.command->add_option("--out", a.out,
@@ -148,7 +151,10 @@ void add_runs_command(CLI::App& app, RunsArgs& a) {
 
 int runs(const RunsArgs& a) {
   check_input_file("runs file", a.file);
-  rn::RunsFile file = rn::read_runs(a.file);  // a malformed file writes nothing
+  if (!a.recipes.empty()) {
+    check_input_file("recipes file", a.recipes);
+  }
+  rn::RunsFile file = rn::read_runs(a.file, a.recipes);  // a malformed file writes nothing
   for (const std::string& spec : a.profiles) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {

@@ -16,10 +16,12 @@
 #   cp-variants       scenarios/llama3-70b-cp-h100.yaml with each --set of cp_variants below
 #   search-run        build/tessera search scenarios/llama3-70b-h100.yaml --devices 512, without
 #                     its speed line (points/s), in a code fence
-#   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --summary
+#   corpus-table      build/tessera runs tests/validation/runs/public_runs.yaml --recipes
+#                     tests/validation/runs/recipes.yaml --summary
 #   corpus-pairs      the same with --pairs: runs whose scenarios differ in one or two keys
 #   profile-parameters build/tessera list --parameters (docs/profile_parameters.md)
-#   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --profile
+#   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --recipes
+#                     tests/validation/runs/recipes.yaml --profile
 #                     h100-sxm --fit under_load.math under_load.attention: the fitted values,
 #                     each source left out in turn and the errors (about a minute on 2 cores)
 #   calibration-gb200 the same for gb200, fitting gemm.mxfp8_rate too, with
@@ -79,15 +81,16 @@ cp_variants=("parallelism.cp_comm=allgather" "parallelism.cp_comm=p2p")
   "$build/tessera" search scenarios/llama3-70b-h100.yaml --devices 512 | grep -v 'points/s'
   echo '```'
 } >"$tmp/search-run"
-"$build/tessera" runs tests/validation/runs/public_runs.yaml --summary >"$tmp/corpus-table"
-"$build/tessera" runs tests/validation/runs/public_runs.yaml --pairs >"$tmp/corpus-pairs"
+corpus=(tests/validation/runs/public_runs.yaml --recipes tests/validation/runs/recipes.yaml)
+"$build/tessera" runs "${corpus[@]}" --summary >"$tmp/corpus-table"
+"$build/tessera" runs "${corpus[@]}" --pairs >"$tmp/corpus-pairs"
 "$build/tessera" list --parameters >"$tmp/profile-parameters"
 mkdir -p "$tmp/calibrated"
 # A fit's tables (values, folds, errors by group) and its summary line, from its report.
 calibration() {
   local block=$1
   shift
-  "$build/tessera" calibrate tests/validation/runs/public_runs.yaml "$@" \
+  "$build/tessera" calibrate "${corpus[@]}" "$@" \
     --out "$tmp/calibrated/$block.yaml" |
     awk '/^\| parameter \|/ || /^\| (source|model) left out \|/ || /^\| hardware, precision \|/ {show = 1}
          /^$/ {if (show) print; show = 0}

@@ -19,7 +19,8 @@ for scenario in scenarios/*.yaml; do
   echo "wrote $out"
 done
 tmp=$(mktemp -d)
-"$build/tessera" runs tests/validation/runs/public_runs.yaml --summary --out "$tmp" >/dev/null
+"$build/tessera" runs tests/validation/runs/public_runs.yaml \
+  --recipes tests/validation/runs/recipes.yaml --summary --out "$tmp" >/dev/null
 mkdir -p tests/golden/corpus
 cp "$tmp/runs.csv" tests/golden/corpus/runs.csv
 rm -rf "$tmp"

@@ -184,6 +184,10 @@ void translate_mtp(const YamlNode& m, const YamlNode& run, Translation& t) {
       trained = trained || text_of(c) == "mtp";
     }
   }
+  if (auto l = run.at("training").find("pp_layout")) {
+    const std::string layout = text_of(*l);
+    trained = trained || layout.substr(0, layout.find(' ')).find('m') != std::string::npos;
+  }
   if (!depth || !trained) {
     return;
   }

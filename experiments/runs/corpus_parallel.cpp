@@ -215,6 +215,12 @@ void translate_parallelism(const YamlNode& p, const YamlNode& training, bool moe
       t.note("sequence parallelism not stated: on, as with TP in every recipe");
     }
     t.set("parallelism.sp", sp.value_or(true) ? "true" : "false", p.has("sp") ? p.at("sp") : p);
+    // Transformer Engine's userbuffers overlap (Megatron turns it off at TP 1).
+    if (auto o = p.find("tp_comm_overlap")) {
+      if (auto on = lenient_bool(*o); on && sp.value_or(true)) {
+        t.set("parallelism.tp_comm_overlap", *on ? "true" : "false", *o);
+      }
+    }
   }
   translate_schedule(p, training, pp, t);
   translate_sharding(p, t);

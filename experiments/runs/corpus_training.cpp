@@ -74,6 +74,13 @@ void translate_recompute(const YamlNode& r, Translation& t) {
              (contains(text, "op-level") || contains(text, "per-op") ||
               contains(text, "selective op"))) {
     mode = "selective_op";  // TorchTitan's selective_ac_option = "op"
+  } else if (contains(text, "selective") && text.find('[') != std::string::npos &&
+             !contains(text, "core_attn")) {
+    // Megatron-Core's --recompute-modules without the attention core (layernorm, moe_act,
+    // mla_up_proj, mlp, moe): Tessera reruns only whole layers or the attention core.
+    mode = "none";
+    t.note(fmt::format("recompute of modules {} not modelled: nothing rerun",
+                       text.substr(text.find('['), text.find(']') - text.find('[') + 1)));
   } else if (contains(text, "selective")) {
     mode = "selective";
     if (text.find('[') != std::string::npos) {
@@ -123,14 +130,34 @@ void translate_moe_options(const YamlNode& tr, Translation& t) {
       t.set("parallelism.ep_comm_overlap", *on ? "true" : "false", *o);
     }
   }
+  if (auto o = tr.find("shared_expert_overlap"); o && lenient_bool(*o).value_or(false)) {
+    t.set("model.moe.shared_expert_overlap", "true", *o);
+  }
+}
+
+// Megatron-Core's switches a run (or its recipe) states: the dtype gradients are reduced in,
+// and the FP8 weights' all-gather.
+void translate_switches(const YamlNode& tr, Translation& t) {
+  if (auto g = tr.find("grad_reduce_in_fp32")) {
+    if (auto on = lenient_bool(*g)) {
+      t.set("training.grad_reduce_in_fp32", *on ? "true" : "false", *g);
+    }
+  }
+  const bool fp8 = t.precision_group == "fp8" || t.precision_group == "mxfp8";
+  if (auto g = tr.find("fp8_param_gather"); g && fp8) {
+    if (auto on = lenient_bool(*g)) {
+      t.set("training.fp8_param_gather", *on ? "true" : "false", *g);
+    }
+  }
 }
 
 void translate_kernels(const YamlNode& tr, Translation& t) {
   if (auto g = tr.find("cuda_graphs")) {
     const std::string text = text_of(*g);
-    if (contains(text, "scope")) {
+    const bool whole = contains(text, "full iteration") || contains(text, "full_iteration");
+    if (contains(text, "scope") && !whole) {
       t.note("CUDA graphs of some modules only (TE scopes) not modelled: eager launches");
-    } else if (auto on = lenient_bool(*g); on && *on) {
+    } else if (whole || (!lower(text).starts_with("none") && lenient_bool(*g).value_or(false))) {
       t.set("training.cuda_graphs", "true", *g);
     }
   }
@@ -188,6 +215,7 @@ void translate_training(const YamlNode& tr, Translation& t) {
   }
   translate_moe_options(tr, t);
   translate_kernels(tr, t);
+  translate_switches(tr, t);
 }
 
 }  // namespace tessera::experiments::runs

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "experiments/runs/recipes.h"
 #include "experiments/runs/translate.h"
 #include "measured/iterations.h"
 #include "measured/kineto_reader.h"
@@ -107,22 +108,28 @@ Run scenario_case(const YamlNode& c) {
   return run;
 }
 
-RunsFile read_yaml(const std::string& path) {
+RunsFile read_yaml(const std::string& path, const std::string& recipes) {
   const YamlNode root = YamlNode::load_file(path);
   const std::optional<YamlNode> models = root.find("models");
   const YamlNode cases = root.has("cases") ? root.at("cases") : root.at("runs");
   if (!cases.is_seq() || cases.items().empty()) {
     cases.fail("expected a list of runs, and at least one");
   }
+  const std::map<std::string, std::string> from_recipes =
+      recipes.empty() ? std::map<std::string, std::string>{} : apply_recipes(recipes, cases);
   RunsFile out{path, {}};
   std::set<std::string> ids;
   for (const YamlNode& c : cases.items()) {
     c.expect_map();
     std::vector<Run> runs =
         c.has("scenario") ? std::vector<Run>{scenario_case(c)} : translate_case(c, models, path);
+    const auto recipe = c.has("id") ? from_recipes.find(text_of(c.at("id"))) : from_recipes.end();
     for (Run& run : runs) {
       if (!ids.insert(run.id).second) {
         c.at("id").fail(fmt::format("a second run with id '{}'", run.id));
+      }
+      if (recipe != from_recipes.end()) {
+        run.notes.push_back(recipe->second);
       }
       out.runs.push_back(std::move(run));
     }
@@ -259,8 +266,13 @@ int use_profile(RunsFile& file, const std::string& name, const hw::Profile& prof
   return n;
 }
 
-RunsFile read_runs(const std::string& path) {
-  return path.ends_with(".csv") ? read_csv(path) : read_yaml(path);
+RunsFile read_runs(const std::string& path, const std::string& recipes) {
+  if (path.ends_with(".csv") && !recipes.empty()) {
+    throw base::InputError(base::SourceLoc{recipes, 0, 0},
+                           "recipes apply to a runs file in the YAML corpus schema, not to CSV",
+                           "state the recipe's settings in each run's `set` column");
+  }
+  return path.ends_with(".csv") ? read_csv(path) : read_yaml(path, recipes);
 }
 
 }  // namespace tessera::experiments::runs

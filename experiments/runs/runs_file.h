@@ -65,8 +65,10 @@ struct RunsFile {
 // many runs it applies to.
 int use_profile(RunsFile& file, const std::string& name, const hw::Profile& profile);
 
-// Reads `path` (.csv: the CSV form, otherwise YAML). Throws base::InputError at file:line:col
-// for a malformed file, a run without a measurement, a duplicate id or an empty file.
-RunsFile read_runs(const std::string& path);
+// Reads `path` (.csv: the CSV form, otherwise YAML), with the settings of the recipes file
+// `recipes` (experiments/runs/recipes.h; "" for none) where its runs do not state them. Throws
+// base::InputError at file:line:col for a malformed file, a run without a measurement, a
+// duplicate id or an empty file.
+RunsFile read_runs(const std::string& path, const std::string& recipes = "");
 
 }  // namespace tessera::experiments::runs
