@@ -91,7 +91,7 @@ void add_search_command(CLI::App& app, SearchArgs& a);
 struct RunsArgs {
   std::string file;     // a runs file
   std::string recipes;  // a recipes file: what the runs' recipes set ("" for none)
-  int jobs = 0;      // 0: every core
+  int jobs = 0;         // 0: every core
   std::string out;
   bool summary = false;
   bool pairs = false;                 // the pairs of runs that differ in one or two keys

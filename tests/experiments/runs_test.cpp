@@ -208,8 +208,7 @@ TEST(RunsFile, DeepEpDispatchAndFakeBalancedGate) {
   text.replace(at, training.size(),
                "recompute: none, kernels: TE + DeepEP, routing: fake balanced gate}");
   at = text.find(training, at + 1);
-  text.replace(at, training.size(),
-               "recompute: none, routing: 'force-balanced, token-dropless'}");
+  text.replace(at, training.size(), "recompute: none, routing: 'force-balanced, token-dropless'}");
   RunsFile f = read(dir, text);
   ASSERT_EQ(f.runs.size(), 3U);
   for (const runs::Run& r : f.runs) {
