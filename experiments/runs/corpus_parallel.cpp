@@ -186,6 +186,21 @@ void framework_defaults(const YamlNode& p, Translation& t) {
   }
 }
 
+// Sequence parallelism (on with TP unless stated) and Transformer Engine's userbuffers overlap
+// of its collectives (Megatron turns it off at TP 1).
+void translate_sequence_parallel(const YamlNode& p, Translation& t) {
+  auto sp = p.has("sp") ? lenient_bool(p.at("sp")) : std::nullopt;
+  if (!sp) {
+    t.note("sequence parallelism not stated: on, as with TP in every recipe");
+  }
+  t.set("parallelism.sp", sp.value_or(true) ? "true" : "false", p.has("sp") ? p.at("sp") : p);
+  if (auto o = p.find("tp_comm_overlap")) {
+    if (auto on = lenient_bool(*o); on && sp.value_or(true)) {
+      t.set("parallelism.tp_comm_overlap", *on ? "true" : "false", *o);
+    }
+  }
+}
+
 }  // namespace
 
 void translate_parallelism(const YamlNode& p, const YamlNode& training, bool moe, Translation& t) {
@@ -210,17 +225,7 @@ void translate_parallelism(const YamlNode& p, const YamlNode& training, bool moe
     }
   }
   if (t.tp > 1) {
-    auto sp = p.has("sp") ? lenient_bool(p.at("sp")) : std::nullopt;
-    if (!sp) {
-      t.note("sequence parallelism not stated: on, as with TP in every recipe");
-    }
-    t.set("parallelism.sp", sp.value_or(true) ? "true" : "false", p.has("sp") ? p.at("sp") : p);
-    // Transformer Engine's userbuffers overlap (Megatron turns it off at TP 1).
-    if (auto o = p.find("tp_comm_overlap")) {
-      if (auto on = lenient_bool(*o); on && sp.value_or(true)) {
-        t.set("parallelism.tp_comm_overlap", *on ? "true" : "false", *o);
-      }
-    }
+    translate_sequence_parallel(p, t);
   }
   translate_schedule(p, training, pp, t);
   translate_sharding(p, t);
