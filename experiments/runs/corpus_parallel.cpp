@@ -189,13 +189,15 @@ void framework_defaults(const YamlNode& p, Translation& t) {
 // Sequence parallelism (on with TP unless stated) and Transformer Engine's userbuffers overlap
 // of its collectives (Megatron turns it off at TP 1).
 void translate_sequence_parallel(const YamlNode& p, Translation& t) {
-  auto sp = p.has("sp") ? lenient_bool(p.at("sp")) : std::nullopt;
-  if (!sp) {
+  const std::optional<YamlNode> stated = p.find("sp");
+  const std::optional<bool> given = stated ? lenient_bool(*stated) : std::optional<bool>();
+  const bool sp = given.value_or(true);
+  if (!given.has_value()) {
     t.note("sequence parallelism not stated: on, as with TP in every recipe");
   }
-  t.set("parallelism.sp", sp.value_or(true) ? "true" : "false", p.has("sp") ? p.at("sp") : p);
+  t.set("parallelism.sp", sp ? "true" : "false", stated ? *stated : p);
   if (auto o = p.find("tp_comm_overlap")) {
-    if (auto on = lenient_bool(*o); on && sp.value_or(true)) {
+    if (auto on = lenient_bool(*o); on && sp) {
       t.set("parallelism.tp_comm_overlap", *on ? "true" : "false", *o);
     }
   }
