@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lowered block programs a step is built from (StepPrograms): embedding, decoder layers
-// (dense and MoE), head, multi-token prediction apart, with TP overlap applied; and the data-
-// parallel bucket size.
+// (the dense one and each other kind the model uses), head, multi-token prediction apart,
+// with TP overlap applied; and the data-parallel bucket size.
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -23,33 +23,17 @@ StepPrograms build_programs(const Scenario& s) {
                  parallel::lower(b.layer, s.training.recompute, split),
                  parallel::lower(b.head, Recompute::kNone, split),
                  std::nullopt,
-                 std::nullopt,
                  {},
-                 std::nullopt,
-                 std::nullopt,
-                 {}};
-  for (std::int64_t l = 0; l < s.model.layers; ++l) {
-    p.is_moe.push_back(s.model.moe.is_moe_layer(l));
-    p.is_windowed.push_back(s.model.window_of_layer(l) > 0);
+                 b.kind_of_layer};
+  for (const auto& [kind, block] : b.kinds) {
+    p.kinds.emplace_back(kind, parallel::lower(block, s.training.recompute, split));
   }
-  auto lower_layer = [&](const std::optional<models::Block>& block,
-                         std::optional<BlockProgram>& prog) {
-    if (block) {
-      prog.emplace(parallel::lower(*block, s.training.recompute, split));
-    }
-  };
-  lower_layer(b.moe_layer, p.moe_layer);
-  lower_layer(b.windowed_layer, p.windowed_layer);
-  lower_layer(b.windowed_moe_layer, p.windowed_moe_layer);
   if (b.mtp) {  // like the head it follows, not recomputed
     p.mtp.emplace(parallel::lower(*b.mtp, Recompute::kNone, split));
   }
   std::vector<BlockProgram*> layers = {&p.layer};
-  for (std::optional<BlockProgram>* prog :
-       {&p.moe_layer, &p.windowed_layer, &p.windowed_moe_layer}) {
-    if (*prog) {
-      layers.push_back(&**prog);
-    }
+  for (auto& kind : p.kinds) {
+    layers.push_back(&kind.second);
   }
   // TE's userbuffers overlap the transformer layers' linear layers (Megatron-Core's output
   // layer is a plain ColumnParallelLinear); they need sequence parallelism.
@@ -71,20 +55,29 @@ StepPrograms build_programs(const Scenario& s) {
   return p;
 }
 
+const BlockProgram* StepPrograms::program_of(const models::LayerKind& kind) const {
+  if (kind == models::LayerKind{}) {
+    return &layer;
+  }
+  for (const auto& [k, program] : kinds) {
+    if (k == kind) {
+      return &program;
+    }
+  }
+  return nullptr;
+}
+
 std::vector<const BlockProgram*> StepPrograms::layer_programs() const {
   std::vector<const BlockProgram*> out = {&layer};
-  for (const std::optional<BlockProgram>* prog :
-       {&moe_layer, &windowed_layer, &windowed_moe_layer}) {
-    if (*prog) {
-      out.push_back(&**prog);
-    }
+  for (const auto& kind : kinds) {
+    out.push_back(&kind.second);
   }
   return out;
 }
 
 double StepPrograms::sum_layers(double BlockProgram::*field) const {
   double sum = 0.0;
-  for (std::size_t l = 0; l < is_moe.size(); ++l) {
+  for (std::size_t l = 0; l < kind_of_layer.size(); ++l) {
     sum += of_layer(static_cast<std::int64_t>(l)).*field;
   }
   return sum;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "graph/exec_graph.h"
@@ -22,24 +23,25 @@ struct SynthOptions {
 // The lowered blocks a step is made of (exposed for tests and reports).
 struct StepPrograms {
   parallel::BlockProgram embed;
-  parallel::BlockProgram layer;  // a dense decoder layer
+  parallel::BlockProgram layer;  // a dense full-attention decoder layer
   parallel::BlockProgram head;
-  std::optional<parallel::BlockProgram> moe_layer;  // model.moe's layers
-  std::optional<parallel::BlockProgram> mtp;        // multi-token prediction on its own stage
-  std::vector<bool> is_moe;                         // per decoder layer
-  // model.sliding_window's layers, dense and MoE, and which decoder layers they are.
-  std::optional<parallel::BlockProgram> windowed_layer;
-  std::optional<parallel::BlockProgram> windowed_moe_layer;
-  std::vector<bool> is_windowed;
+  std::optional<parallel::BlockProgram> mtp;  // multi-token prediction on its own stage
+  // The decoder layers' other kinds (models::Blocks::kinds), lowered, and each decoder
+  // layer's: 0 for `layer`, k for kinds[k - 1].
+  std::vector<std::pair<models::LayerKind, parallel::BlockProgram>> kinds;
+  std::vector<std::size_t> kind_of_layer;
 
-  // The program of decoder layer `l`.
+  // The program of decoder layer `l`, and its kind.
   [[nodiscard]] const parallel::BlockProgram& of_layer(std::int64_t l) const {
-    const auto i = static_cast<std::size_t>(l);
-    if (is_windowed[i]) {
-      return is_moe[i] ? *windowed_moe_layer : *windowed_layer;
-    }
-    return is_moe[i] ? *moe_layer : layer;
+    const std::size_t k = kind_of_layer[static_cast<std::size_t>(l)];
+    return k == 0 ? layer : kinds[k - 1].second;
   }
+  [[nodiscard]] models::LayerKind kind_of(std::int64_t l) const {
+    const std::size_t k = kind_of_layer[static_cast<std::size_t>(l)];
+    return k == 0 ? models::LayerKind{} : kinds[k - 1].first;
+  }
+  // The program of a kind of layer; null when no decoder layer is of that kind.
+  [[nodiscard]] const parallel::BlockProgram* program_of(const models::LayerKind& kind) const;
   // The decoder layers' distinct programs.
   [[nodiscard]] std::vector<const parallel::BlockProgram*> layer_programs() const;
   // The sum over the decoder layers of a per-layer figure of their programs.

@@ -2,6 +2,7 @@
 #include "synth/models/transformer.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "synth/models/fp8.h"
 #include "synth/models/layer_parts.h"
@@ -284,22 +285,28 @@ bool embedding_and_head_share_a_rank(const Scenario& s) {
          schedule::placement_shape(s.schedule.kind) != schedule::PlacementShape::kFlat;
 }
 
+LayerKind layer_kind(const Scenario& s, std::int64_t l) {
+  return {.moe = s.model.moe.is_moe_layer(l), .window = s.model.window_of_layer(l)};
+}
+
 Blocks build_blocks(const Scenario& s) {
-  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt,
-           std::nullopt,  std::nullopt,  std::nullopt};
-  if (s.model.moe.on()) {
-    b.moe_layer.emplace(make_layer(s, true, true));
-  }
+  Blocks b{make_embed(s), make_layer(s), make_head(s), std::nullopt, {}, {}};
   if (s.parallel.mtp_stage_apart() >= 0) {
     b.mtp.emplace(make_mtp_block(s));
   }
   for (std::int64_t l = 0; l < s.model.layers; ++l) {
-    const std::int64_t w = s.model.window_of_layer(l);
-    const bool moe = s.model.moe.is_moe_layer(l);
-    std::optional<Block>& windowed = moe ? b.windowed_moe_layer : b.windowed_layer;
-    if (w > 0 && !windowed) {
-      windowed.emplace(make_layer(s, true, moe, w));
+    const LayerKind kind = layer_kind(s, l);
+    std::size_t k = 0;
+    if (kind != LayerKind{}) {
+      auto it = std::find_if(b.kinds.begin(), b.kinds.end(),
+                             [&](const auto& built) { return built.first == kind; });
+      if (it == b.kinds.end()) {
+        b.kinds.emplace_back(kind, make_layer(s, true, kind.moe, kind.window));
+        it = std::prev(b.kinds.end());
+      }
+      k = static_cast<std::size_t>(it - b.kinds.begin()) + 1;
     }
+    b.kind_of_layer.push_back(k);
   }
   return b;
 }

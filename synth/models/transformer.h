@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "synth/scenario/scenario.h"
@@ -28,16 +29,26 @@ struct Block {
   double fp8_expert_weight_elements = 0.0;  // of fp8_weight_elements, the routed experts'
 };
 
+// What sets a decoder layer apart from the plain dense one: the MoE MLP (model.moe), a
+// sliding window (model.sliding_window). A model builds one block per kind its layers use.
+struct LayerKind {
+  bool moe = false;
+  std::int64_t window = 0;  // 0: full attention
+  bool operator==(const LayerKind&) const = default;
+};
+
+// Decoder layer `l`'s kind.
+LayerKind layer_kind(const Scenario& s, std::int64_t l);
+
 struct Blocks {
   Block embed;
-  Block layer;  // a dense decoder layer
+  Block layer;  // a dense full-attention decoder layer, built for every model
   Block head;
-  std::optional<Block> moe_layer;  // a decoder layer with the MoE MLP (model.moe)
-  std::optional<Block> mtp;        // multi-token prediction on a stage of its own
-  // The decoder layers with sliding-window attention (model.sliding_window), dense and MoE,
-  // where the model has them.
-  std::optional<Block> windowed_layer;
-  std::optional<Block> windowed_moe_layer;
+  std::optional<Block> mtp;  // multi-token prediction on a stage of its own
+  // The other kinds the decoder layers use, in order of first use, each with its block; and
+  // each decoder layer's: 0 for `layer`, k for kinds[k - 1].
+  std::vector<std::pair<LayerKind, Block>> kinds;
+  std::vector<std::size_t> kind_of_layer;
 };
 
 // Symbol sizes of a scenario (symbols.cpp): b s t h a g d q f e v c; with model.moe x n i r u

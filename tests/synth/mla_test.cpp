@@ -152,6 +152,13 @@ TEST(Mla, DeepSeekV3MatchesMegatronsCounts) {
 namespace tessera::synth {
 namespace {
 
+// The program of a full-attention MoE layer.
+const parallel::BlockProgram& moe_layer(const StepPrograms& p) {
+  const parallel::BlockProgram* prog = p.program_of({.moe = true});
+  EXPECT_NE(prog, nullptr);
+  return prog != nullptr ? *prog : p.layer;
+}
+
 // Multi-token prediction (DeepSeek-V3 §2.2; Megatron's num_floating_point_operations counts
 // its layer and the logits again, 6h·V per token): one module adds an MoE layer, the 2h -> h
 // projection and a second pass through the output layer, per token 6(2h² + hV) FLOPs beside
@@ -172,13 +179,13 @@ TEST(Mla, DeepSeekV3MultiTokenPredictionAddsALayerAndTheLogits) {
   const double v = static_cast<double>(models::padded_vocab(s));
   const double tokens = 4096.0;
   EXPECT_NEAR(
-      (with.head.model_flops - without.head.model_flops - with.moe_layer->model_flops) / tokens,
+      (with.head.model_flops - without.head.model_flops - moe_layer(with).model_flops) / tokens,
       6.0 * (2.0 * h * h + h * v), 1e-6 * h * v);
   EXPECT_DOUBLE_EQ(s.model.parameters() - none.model.parameters(),
-                   with.moe_layer->params + 2.0 * h * h + 3.0 * h);
+                   moe_layer(with).params + 2.0 * h * h + 3.0 * h);
   // On one rank the embedding is shared: the head gains exactly the module's parameters.
   EXPECT_DOUBLE_EQ(with.head.params - without.head.params,
-                   with.moe_layer->params + 2.0 * h * h + 3.0 * h);
+                   moe_layer(with).params + 2.0 * h * h + 3.0 * h);
 }
 
 }  // namespace

@@ -119,7 +119,11 @@ TEST(Moe, DenseAndMoeLayersFollowFirstDenseLayersAndMoeEvery) {
   s.model.moe.first_dense_layers = 2;
   s.model.moe.moe_every = 3;
   StepPrograms p = build_programs(s);
-  EXPECT_EQ(p.is_moe, (std::vector<bool>{false, false, true, false, false, true, false, false}));
+  std::vector<bool> is_moe;
+  for (std::int64_t l = 0; l < 8; ++l) {
+    is_moe.push_back(p.kind_of(l).moe);
+  }
+  EXPECT_EQ(is_moe, (std::vector<bool>{false, false, true, false, false, true, false, false}));
   graph::ExecGraph g = synthesize(s);
   int routers = 0;
   for (const std::string& name : g.names) {

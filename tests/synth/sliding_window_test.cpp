@@ -76,9 +76,10 @@ TEST(SlidingWindow, EveryNthLayerAttendsToTheWholeSequence) {
   const StepPrograms p = build_programs(s);
   for (std::int64_t l = 0; l < 4; ++l) {
     const bool windowed = l % 2 == 0;
-    EXPECT_EQ(&p.of_layer(l), windowed ? &*p.windowed_layer : &p.layer) << "layer " << l;
+    EXPECT_EQ(&p.of_layer(l), windowed ? p.program_of({.window = 128}) : &p.layer) << "layer " << l;
   }
-  for (const parallel::ProgOp& op : p.windowed_layer->ops) {
+  ASSERT_NE(p.program_of({.window = 128}), nullptr);
+  for (const parallel::ProgOp& op : p.program_of({.window = 128})->ops) {
     if (op.node.op == graph::OpClass::kAttention) {
       EXPECT_EQ(op.node.gemm.n, 128) << op.name;
       EXPECT_TRUE(op.node.causal) << op.name;
@@ -86,7 +87,7 @@ TEST(SlidingWindow, EveryNthLayerAttendsToTheWholeSequence) {
   }
   s.model.full_attention_every = 0;  // every layer windowed (Mistral 7B)
   const StepPrograms all = build_programs(s);
-  EXPECT_EQ(&all.of_layer(1), &*all.windowed_layer);
+  EXPECT_EQ(&all.of_layer(1), all.program_of({.window = 128}));
 }
 
 // The report's causal MFU subtracts half of 12 B w^2 (heads x head_dim) per windowed layer
