@@ -1,6 +1,6 @@
 # `tessera runs`: a CSV of the tiny scenario and an override simulates both runs and writes
 # runs.csv and no scenario files (the CSV form has no translated scenario); a malformed runs
-# file exits 2 naming file:line:col and writes nothing; a missing file exits 2.
+# file exits 2 naming file:line:col and writes nothing; a missing file (or recipes file) exits 2.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 file(WRITE ${WORK}/runs.csv "id,scenario,set,step_time_s\n"
@@ -43,6 +43,17 @@ execute_process(COMMAND ${TESSERA} runs ${WORK}/no-such-runs.yaml
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "tessera runs on a missing file should exit 2, exited ${rc}: ${err}")
 endif()
+# A recipes file: missing, or given with the CSV form (whose runs state their own keys), exits
+# 2 and writes nothing.
+foreach(args "${WORK}/bad.yaml;--recipes;${WORK}/no-such-recipes.yaml"
+             "${WORK}/runs.csv;--recipes;${WORK}/bad.yaml")
+  execute_process(COMMAND ${TESSERA} runs ${args} --out ${WORK}/recipes_out
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 20)
+  if(NOT rc EQUAL 2 OR EXISTS ${WORK}/recipes_out)
+    message(FATAL_ERROR "tessera runs ${args} should exit 2 and write nothing, exited ${rc}: "
+                        "${err}")
+  endif()
+endforeach()
 
 # `tessera calibrate` on the good CSV: a profile that extends h100-sxm and its report, usable
 # by `tessera run` at once; refused inputs exit 2 and write nothing.
@@ -87,7 +98,8 @@ file(WRITE ${WORK}/fits.yaml "fits:\n  - profile: h100-sxm\n    name: x\n    fit
 foreach(args "${WORK}/bad.yaml;--profile;h100-sxm" "${WORK}/runs.csv;--profile;h100-sxn"
              "${WORK}/runs.csv;--profile;b200" "${WORK}/fits.yaml;--profile;h100-sxm"
              "${FITS};--profile;ascend-910c" "${FITS};--profile;h100-sxm;--hold-out-by;model"
-             "${FITS};--profile;h100-sxm;--no-hold-out")
+             "${FITS};--profile;h100-sxm;--no-hold-out"
+             "${FITS};--profile;h100-sxm;--recipes;${WORK}/bad.yaml")
   execute_process(COMMAND ${TESSERA} calibrate ${args} --out ${WORK}/refused/p.yaml
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
   if(NOT rc EQUAL 2)
