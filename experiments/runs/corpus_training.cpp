@@ -67,7 +67,7 @@ void translate_precision(const YamlNode& p, Translation& t) {
 void translate_recompute(const YamlNode& r, Translation& t) {
   const std::string text = lower(text_of(r));
   std::string mode;
-  if (text.empty() || text.starts_with("[u]") || text.starts_with("not stated")) {
+  if (unknown(r)) {
     mode = "none";
     t.note("recompute not stated: none");
   } else if (contains(text, "selective") &&

@@ -45,7 +45,9 @@ bool unknown(const YamlNode& n) {
   }
   const std::string t = lower(n.as_string());
   constexpr std::array<std::string_view, 5> kMarks = {"not stated", "n/a", "unknown", "'-'", "?"};
-  return t.empty() || t == "-" || std::any_of(kMarks.begin(), kMarks.end(), [&](auto m) {
+  // "[U] not in table": the collector's flag with no value before it.
+  return t.empty() || t == "-" || t.starts_with("[u]") ||
+         std::any_of(kMarks.begin(), kMarks.end(), [&](auto m) {
            return t.starts_with(m) || t.find(std::string(m) + " ") != std::string::npos;
          });
 }

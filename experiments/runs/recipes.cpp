@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, 2> kSections = {"training", "parallelism"
 // What a run leaves to its recipe: a key it does not state, or marks as not known ("[U] not in
 // table; see recipe", "not stated").
 bool unstated(const std::optional<YamlNode>& v) {
-  return !v || unknown(*v) || (v->is_scalar() && lower(text_of(*v)).starts_with("[u]"));
+  return !v || unknown(*v);
 }
 
 std::map<std::string, YamlNode> cases_by_id(const YamlNode& cases) {

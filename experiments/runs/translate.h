@@ -63,7 +63,8 @@ struct Translation {
 [[nodiscard]] bool contains(std::string_view text, std::string_view word);  // case-insensitive
 // The text of a scalar (numbers too); "" for a null node.
 [[nodiscard]] std::string text_of(const base::YamlNode& n);
-// Whether a value says it is not known: null, "not stated", "'-' in table", "n/a", "?".
+// Whether a value says it is not known: null, "not stated", "'-' in table", "n/a", "?",
+// "[U] not in table" (the collector's flag with no value before it).
 [[nodiscard]] bool unknown(const base::YamlNode& n);
 // An integer in [min, max]: a number, or text that starts with one and annotates it
 // ("8192 [U: default toml]"); nullopt when the value says it is unknown. Anything else is an

@@ -86,7 +86,9 @@ double weight_parameters(const Graph& g, bool experts_only) {
 namespace {
 
 // Attention core: fused flash attention, or Megatron's unfused path (batched QK^T, fused
-// scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward.
+// scale-mask-softmax, dropout, batched PV) whose s^2 intermediates are kept for backward. The
+// unfused path computes every score and masks a sliding window in its softmax, so `window`
+// changes only the fused kernel's work.
 TensorId attention_core(Graph& g, const Scenario& s, TensorId q, TensorId k, TensorId v,
                         std::int64_t window) {
   if (fused(s.training.attention)) {
