@@ -122,6 +122,14 @@ struct Node {
   // Attention (kAttention): the kernel skips masked blocks. Its shape is in `gemm`: m = query
   // length, n = key length, k = head dim, batch = sequences x local heads.
   bool causal = false;
+  // The framework reads this node's result on the host (an MoE router's token counts, which
+  // size the dispatch and the grouped GEMMs): the host thread issues nothing after it until it
+  // has finished (sim/exec/host_thread.h).
+  bool host_sync = false;
+  // The local experts an op the framework runs expert by expert covers (Transformer Engine's
+  // GroupedLinear: a GEMM call, a quantizer and a gradient hook per expert); the host pays
+  // launch.host_expert for each. 0: one call for all.
+  std::int32_t host_experts = 0;
   LoadScale load = LoadScale::kNone;  // skewed MoE routing: which per-rank factor applies
 };
 

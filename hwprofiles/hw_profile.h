@@ -77,7 +77,10 @@ struct AttentionModel {
 struct LaunchCosts {
   base::SimTime stream = 0;  // device-side floor per kernel launched on a stream
   base::SimTime graph = 0;   // the same inside a replayed CUDA graph
-  base::SimTime host = 0;    // the host's eager dispatch cost per op (framework + driver)
+  base::SimTime host = 0;    // the host thread's eager cost per kernel issued (framework + driver)
+  // The host's further cost per local expert of an op the framework runs expert by expert
+  // (Transformer Engine's GroupedLinear: per-expert GEMM calls, quantizers, gradient hooks).
+  base::SimTime host_expert = 0;
 };
 
 // One class of link: its one-direction bandwidth, per-hop latency and the fraction of the

@@ -200,9 +200,13 @@ std::vector<Parameter> kernel_keys() {
              "overheads.yaml gpu-small-kernels-launch-floor",
              time_field<[](auto& p) -> auto& { return p.launch.graph; }>()),
     fitted(quantity("launch.host", D::kTime, 1e-6, 1e-4, true,
-                    "the host's eager dispatch cost per op (framework, driver)",
+                    "the host thread's eager cost per kernel it issues (framework, driver)",
                     "overheads.yaml eager-elementwise-op-cost; then measured runs",
                     time_field<[](auto& p) -> auto& { return p.launch.host; }>())),
+    fitted(quantity("launch.host_expert", D::kTime, 0, 1e-3, false,
+                    "the host thread's further cost per local expert of a grouped expert op "
+                    "issued expert by expert (model.moe.grouped_gemm: per_expert; 0: none)",
+                    kRuns, time_field<[](auto& p) -> auto& { return p.launch.host_expert; }>())),
     fitted(number("under_load.math", 0.5, 1.0, false,
                   "fraction of its microbenchmarked math rate (tensor and vector units) the "
                   "part sustains through a training run: every GPU of the node at its power "

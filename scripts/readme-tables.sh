@@ -22,9 +22,10 @@
 #   profile-parameters build/tessera list --parameters (docs/profile_parameters.md)
 #   calibration-h100  build/tessera calibrate tests/validation/runs/public_runs.yaml --recipes
 #                     tests/validation/runs/recipes.yaml --profile
-#                     h100-sxm --fit under_load.math under_load.attention: the fitted values,
+#                     h100-sxm --fit under_load.math under_load.attention launch.host_expert:
+#                     the fitted values,
 #                     each source left out in turn and the errors (about a minute on 2 cores)
-#   calibration-gb200 the same for gb200, fitting gemm.mxfp8_rate too, with
+#   calibration-gb200 the same for gb200, fitting gemm.mxfp8_rate too (not attention), with
 #                     --hold-out-by model (its runs are from one source)
 #   calibration-b200  the same for b200 (and b300's run) with --hold-out-by model
 # Usage: scripts/readme-tables.sh [--check] [build-dir]   (--check: exit 1 if a block is stale)
@@ -96,10 +97,12 @@ calibration() {
          /^$/ {if (show) print; show = 0}
          show || /^median abs. error/' >"$tmp/$block"
 }
-calibration calibration-h100 --profile h100-sxm --fit under_load.math under_load.attention
+calibration calibration-h100 --profile h100-sxm --fit under_load.math under_load.attention \
+  launch.host_expert
 calibration calibration-gb200 --profile gb200 --fit under_load.math gemm.mxfp8_rate \
+  launch.host_expert --hold-out-by model
+calibration calibration-b200 --profile b200 --fit under_load.math launch.host_expert \
   --hold-out-by model
-calibration calibration-b200 --profile b200 --fit under_load.math --hold-out-by model
 table=$build/tests/validation/validation_table.md
 [ -f "$table" ] || { echo "no $table: run validation_test (ctest) first" >&2; exit 2; }
 cp "$table" "$tmp/validation-table"

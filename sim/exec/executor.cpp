@@ -21,6 +21,7 @@ Executor::Executor(kernel::Scheduler& scheduler, models::NetworkModel& network,
     : scheduler_(scheduler),
       network_(network),
       setup_(setup),
+      host_(setup.compute->host_bound()),
       timer_(*setup.graph, *setup.plan, *setup.paths, *setup.profile, setup.tuner) {
   handler_id_ = scheduler_.add_handler(*this);
   instances_.resize(setup.plan->instances.size());
@@ -37,6 +38,9 @@ Executor::Executor(kernel::Scheduler& scheduler, models::NetworkModel& network,
     }
     s.memory = s.graph->static_memory;
     s.peak_memory = s.memory;
+    if (host_) {
+      s.host.start(*s.graph, *setup.compute);
+    }
     s.recorded = setup.record_timeline && (setup.recorded.empty() || setup.recorded[i] != 0);
     if (s.recorded) {
       s.start.assign(s.graph->size(), 0);
@@ -68,10 +72,12 @@ bool Executor::all_done() const {
 }
 
 void Executor::handle(const kernel::Event& e) {
-  if (e.type == kNodeDone) {
+  if (e.type == kNodeDone || e.type == kIssued) {
     const auto inst = static_cast<std::uint32_t>(e.payload >> 32U);
     const auto n = static_cast<graph::NodeId>(e.payload & 0xffffffffU);
-    if (kernel_done(inst, n)) {
+    if (e.type == kIssued) {
+      run_node(inst, n);
+    } else if (kernel_done(inst, n)) {
       finish_node(inst, n);
     }
   } else {
@@ -104,7 +110,38 @@ void Executor::try_start(std::uint32_t inst, std::size_t stream) {
   start_node(inst, n);
 }
 
+// A node whose dependencies have finished runs once the host thread has issued it.
 void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
+  if (!host_) {
+    run_node(inst, n);
+    return;
+  }
+  InstanceState& s = instances_[inst];
+  const base::SimTime at = s.host.issued(n);
+  if (at == HostThread::kNotIssued) {
+    s.host_waiting.push_back(n);  // behind a sync the host still waits at
+  } else if (at > scheduler_.now()) {
+    scheduler_.schedule(at, handler_id_, kIssued, pack(inst, n));
+  } else {
+    run_node(inst, n);
+  }
+}
+
+// The host waited at node n, which has now finished: the nodes that were ready before the
+// host issued them start as it does.
+void Executor::host_synced(std::uint32_t inst, graph::NodeId n) {
+  InstanceState& s = instances_[inst];
+  if (!s.host.finished(n, scheduler_.now())) {
+    return;
+  }
+  std::vector<graph::NodeId> ready;
+  ready.swap(s.host_waiting);
+  for (graph::NodeId r : ready) {
+    start_node(inst, r);
+  }
+}
+
+void Executor::run_node(std::uint32_t inst, graph::NodeId n) {
   const graph::Node& node = instances_[inst].node(n);
   if (node.kind != graph::NodeKind::kCompute) {
     arrive(inst, n);
@@ -313,6 +350,9 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n, int sms) {
     record_span(s, n);
   }
   s.node_done[n] = 1;
+  if (host_ && node.host_sync) {
+    host_synced(inst, n);
+  }
   auto stream = static_cast<std::size_t>(stream_index(node.stream));
   const auto& list = s.index->stream_nodes[stream];
   const bool ordered = graph::ordered_stream(node.stream);

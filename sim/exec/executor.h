@@ -43,7 +43,8 @@ struct ExecSetup {
   double stop_above_memory = 0.0;
 };
 
-// Contract: a node starts when it heads its stream and its dependencies have finished; a
+// Contract: a node starts when it heads its stream, its dependencies have finished and the
+// rank's host thread has issued it (host_thread.h; when the compute model is host-bound); a
 // communication node then waits for its partners, and the met op starts and ends for all
 // of them at once. start() issues the t = 0 work; the scheduler's run() does the rest. When
 // the run drains, all_done() says whether every node finished (else: a deadlock).
@@ -63,10 +64,13 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   [[nodiscard]] std::vector<sim::CollectiveUse> rank0_collectives() const;
 
  private:
-  enum EventType : std::uint32_t { kNodeDone = 0, kCommDone = 1 };
+  // kIssued: the host thread issues a node that was ready before it.
+  enum EventType : std::uint32_t { kNodeDone = 0, kCommDone = 1, kIssued = 2 };
 
   void try_start(std::uint32_t inst, std::size_t stream);
   void start_node(std::uint32_t inst, graph::NodeId n);
+  void run_node(std::uint32_t inst, graph::NodeId n);
+  void host_synced(std::uint32_t inst, graph::NodeId n);
   void arrive(std::uint32_t inst, graph::NodeId n);
   void launch(std::uint32_t op_id);
   // `sms`: what a collective node holds while it runs (the tuner's choice; 0 otherwise).
@@ -87,6 +91,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   kernel::Scheduler& scheduler_;
   models::NetworkModel& network_;
   ExecSetup setup_;
+  bool host_ = false;  // the compute model has a host thread issue the nodes (host_thread.h)
   CommTimer timer_;
   std::uint32_t handler_id_ = 0;
   std::vector<InstanceState> instances_;

@@ -14,6 +14,7 @@
 #include "graph/exec_graph.h"
 #include "sim/exec/busy_tracker.h"
 #include "sim/exec/graph_index.h"
+#include "sim/exec/host_thread.h"
 #include "sim/exec/interference.h"
 #include "sim/exec/sharing/sharing_plan.h"
 
@@ -42,6 +43,8 @@ struct InstanceState {
   // slow down.
   InterferenceState load;
   RunningKernels kernels;
+  HostThread host;                          // with a host-bound compute model
+  std::vector<graph::NodeId> host_waiting;  // ready, not yet issued by the host
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }
   [[nodiscard]] bool at_head(graph::NodeId n) const {

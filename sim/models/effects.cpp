@@ -21,8 +21,9 @@ constexpr std::array kEffects{
                "a device-side launch floor per compute kernel (hwprofile launch.stream, or "
                "launch.graph with training.cuda_graphs)"},
     EffectInfo{"host-launch",
-               "eager launches: a kernel takes at least the host's dispatch cost per op "
-               "(launch.host); off, or with CUDA graphs: no host bound"},
+               "eager launches: a host thread per rank issues the kernels in order at "
+               "launch.host each and waits at the syncs (an MoE router's counts); off, or with "
+               "CUDA graphs: no host thread"},
     EffectInfo{"gemm-quantization",
                "GEMM tile and wave quantization and mainloop fill over k; off: every GEMM at "
                "the profile's max_fraction for its dtype"},

@@ -213,6 +213,7 @@ Block make_head(const Scenario& s) {
 }  // namespace
 
 void finish_block(Block& b, const Scenario& s, bool backward) {
+  b.per_expert_launches = s.model.moe.grouped_gemm == GroupedGemm::kPerExpert;
   if (backward) {
     b.backward = stg::derive_backward(b.graph, b.outputs, b.inputs);
     // Without gradient-accumulation fusion each weight gradient is a temporary that a kernel

@@ -27,6 +27,9 @@ struct Block {
   int fp8_gemms = 0;                        // FP8 GEMMs of the forward pass
   double expert_params = 0.0;               // of params, the routed experts' (reduced over edp)
   double fp8_expert_weight_elements = 0.0;  // of fp8_weight_elements, the routed experts'
+  // The framework runs the routed experts' GEMMs and casts expert by expert
+  // (model.moe.grouped_gemm: per_expert; graph::Node::host_experts).
+  bool per_expert_launches = false;
 };
 
 // What sets a decoder layer apart from the plain dense one: the MoE MLP (model.moe), a

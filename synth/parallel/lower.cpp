@@ -200,6 +200,18 @@ graph::LoadScale load_scale(const stg::Graph& g, const stg::Op& op) {
   return graph::LoadScale::kNone;
 }
 
+// The routed experts one rank holds in an expert op: the local size of its inputs' expert
+// dimension ('x'; 1 when none has it).
+std::int64_t local_experts(const stg::Graph& g, const stg::Op& op) {
+  for (TensorId t : op.in) {
+    const stg::Layout& l = g.tensor(t).layout;
+    if (l.find('x') >= 0) {
+      return stg::local_size('x', l.axis_of('x'), g.symbols());
+    }
+  }
+  return 1;
+}
+
 // The op as one program op: its costs, kind and stream; no dependencies yet.
 ProgOp Lowering::whole(const stg::Op& op, bool recompute_copy) const {
   ProgOp p;
@@ -213,6 +225,14 @@ ProgOp Lowering::whole(const stg::Op& op, bool recompute_copy) const {
   n.dtype = op.fp8 ? base::DType::kFP8 : g_.tensor(op.out[0]).dtype;  // FP8 GEMMs: the rate
   n.phase = recompute_copy ? graph::Phase::kRecompute : op.phase;
   n.load = load_scale(g_, op);
+  // The router's token counts go to the host, which sizes the dispatch and the grouped GEMMs
+  // with them (Megatron-Core's dropless dispatchers, DeepEP's and HybridEP's host-side counts).
+  n.host_sync = op.kind == OpKind::kRouter && n.phase != graph::Phase::kBackward;
+  // Transformer Engine's GroupedLinear quantizes and multiplies expert by expert.
+  const bool per_expert = op.cls == graph::OpClass::kGemm || op.kind == OpKind::kFp8Cast;
+  if (b_.per_expert_launches && n.load == graph::LoadScale::kExpert && per_expert) {
+    n.host_experts = static_cast<std::int32_t>(local_experts(g_, op));
+  }
   p.model_flops = op.model_flops;
   if (op.kind == OpKind::kCollective) {
     n.kind = graph::NodeKind::kCollective;

@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
 
-constexpr std::array<std::string_view, 14> kMoeKeys = {"experts",
+constexpr std::array<std::string_view, 15> kMoeKeys = {"experts",
                                                        "top_k",
                                                        "expert_ffn",
                                                        "shared_experts",
@@ -33,7 +33,8 @@ constexpr std::array<std::string_view, 14> kMoeKeys = {"experts",
                                                        "router_group_topk",
                                                        "routing",
                                                        "dispatcher",
-                                                       "shared_expert_overlap"};
+                                                       "shared_expert_overlap",
+                                                       "grouped_gemm"};
 
 // A loads file (docs/moe.md): per MoE layer, in order and cycled, one line of `experts`
 // non-negative comma-separated weights, the relative rows each expert gets; `#` comments.
@@ -177,6 +178,11 @@ void read_moe(const YamlNode& n, MoeConfig& m, std::int64_t layers) {
   }
   if (auto v = n.find("shared_expert_overlap")) {
     m.shared_expert_overlap = v->as_bool();
+  }
+  if (auto v = n.find("grouped_gemm")) {
+    constexpr std::array<std::string_view, 2> kGroupedGemms = {"per_expert", "single"};
+    m.grouped_gemm =
+        v->as_choice(kGroupedGemms) == "single" ? GroupedGemm::kSingle : GroupedGemm::kPerExpert;
   }
 }
 

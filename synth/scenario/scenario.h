@@ -114,6 +114,12 @@ struct Routing {
 // scale-up domain once per domain, not once per expert (docs/moe.md).
 enum class MoeDispatcher : unsigned char { kAllToAll, kAllGather, kDeepEP };
 
+// How the framework runs the routed experts' GEMMs (model.moe.grouped_gemm): expert by expert,
+// as Transformer Engine's GroupedLinear (Megatron-Core's TEGroupedMLP, the default), or as one
+// grouped kernel (torch._grouped_mm, the grouped_gemm library). Their device time is the same
+// model; the host's work differs (docs/compute_model.md §4).
+enum class GroupedGemm : unsigned char { kPerExpert, kSingle };
+
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
 // routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
 // the other layers keep the dense MLP of `model.ffn`.
@@ -138,6 +144,7 @@ struct MoeConfig {
   // Megatron-Core's --moe-shared-expert-overlap (default off): the shared experts compute
   // while the dispatch all-to-all is in flight, instead of after the combine.
   bool shared_expert_overlap = false;
+  GroupedGemm grouped_gemm = GroupedGemm::kPerExpert;
 
   [[nodiscard]] bool on() const { return experts > 0; }
   // Whether decoder layer `l` (0-based) has the MoE MLP.

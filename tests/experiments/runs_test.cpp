@@ -193,7 +193,8 @@ TEST(RunsFile, MegatronBridgeDefaults) {
 
 // The token dispatcher and routing a run names: Megatron-Core's flex dispatcher (DeepEP or
 // HybridEP) and NeMo AutoModel's DeepEP kernels are the node-deduplicated dispatch, its fake
-// balanced gate round-robin routing; "token-dropless" routing drops nothing.
+// balanced gate round-robin routing, its "gmm experts" one grouped kernel; "token-dropless"
+// routing drops nothing.
 TEST(RunsFile, DeepEpDispatchAndFakeBalancedGate) {
   TempDir dir;
   std::string text = runs_yaml(megatron_case("flex", "tp: 1, pp: 1, dp: 8, ep: 8") +
@@ -206,7 +207,8 @@ TEST(RunsFile, DeepEpDispatchAndFakeBalancedGate) {
   text.replace(at, training.size(), "recompute: none, moe_dispatcher: flex/HybridEP}");
   at = text.find(training, at + 1);
   text.replace(at, training.size(),
-               "recompute: none, kernels: TE + DeepEP, routing: fake balanced gate}");
+               "recompute: none, kernels: TE + DeepEP (gmm experts), routing: fake balanced "
+               "gate}");
   at = text.find(training, at + 1);
   text.replace(at, training.size(), "recompute: none, routing: 'force-balanced, token-dropless'}");
   RunsFile f = read(dir, text);
@@ -220,6 +222,8 @@ TEST(RunsFile, DeepEpDispatchAndFakeBalancedGate) {
   EXPECT_EQ(f.runs[1].scenario->model.moe.routing.kind, synth::RoutingKind::kRoundRobin);
   EXPECT_EQ(f.runs[2].scenario->model.moe.dispatcher, synth::MoeDispatcher::kAllToAll);
   EXPECT_EQ(f.runs[2].scenario->model.moe.capacity_factor, 0.0);  // dropless is no dropping
+  EXPECT_EQ(f.runs[0].scenario->model.moe.grouped_gemm, synth::GroupedGemm::kPerExpert);
+  EXPECT_EQ(f.runs[1].scenario->model.moe.grouped_gemm, synth::GroupedGemm::kSingle);
 }
 
 TEST(RunsFile, RunsItCannotExpressSayWhy) {

@@ -157,8 +157,9 @@ TEST(ReportFields, PeakBreakdownSumsToThePeak) {
 }
 
 // training.cuda_graphs reaches the compute model through the graph: tiny's kernels are
-// host-bound when launched eagerly (each takes at least launch.host), so replaying them from
-// CUDA graphs (only the launch.graph floor) shortens the step, with the same FLOPs.
+// host-bound when launched eagerly (shorter than the host thread's launch.host each), so
+// replaying them from CUDA graphs (only the launch.graph floor) shortens the step, with the
+// same FLOPs.
 TEST(ReportFields, CudaGraphsShortenAHostBoundStep) {
   synth::Scenario s = tiny_like();
   Outcome eager = run(s);

@@ -57,6 +57,66 @@ TEST(Simulation, RooflineNodesUseTheProfile) {
   EXPECT_DOUBLE_EQ(s.peak_flops, 1e15);
 }
 
+// A copy of `bytes` at 2 TB/s (the test profile's HBM), timed by the roofline model.
+graph::Node copy_of(ExecGraph& g, const std::string& name, double bytes) {
+  graph::Node n = compute(g, name, -1);
+  n.op = graph::OpClass::kCopy;
+  n.bytes = bytes;
+  return n;
+}
+
+// The host thread (sim/exec/host_thread.h) issues kernels at launch.host each and runs ahead
+// of the device: a long kernel hides the issue of the short ones behind it, and short kernels
+// alone run at the host's pace.
+TEST(Simulation, TheHostIssuesKernelsInOrderAndRunsAhead) {
+  hw::Profile p = test_profile();
+  p.launch.host = 10 * kUs;
+  ExecGraph g;
+  RankGraph r;
+  auto a = r.add(copy_of(g, "long", 200e6));       // 100 us, issued at 10 us
+  auto b = r.add(copy_of(g, "short1", 2e6), {a});  // 1 us each, issued at 20, 30, 40 us
+  auto c = r.add(copy_of(g, "short2", 2e6), {b});
+  r.add(copy_of(g, "short3", 2e6), {c});
+  set_per_rank(g, {r});
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(s, g, 0, "long").start, 10 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "short1").start, 110 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "short3").end, 113 * kUs);
+
+  ExecGraph h;  // the same short kernels alone: the host's pace
+  RankGraph q;
+  auto x = q.add(copy_of(h, "short1", 2e6));
+  auto y = q.add(copy_of(h, "short2", 2e6), {x});
+  q.add(copy_of(h, "short3", 2e6), {y});
+  set_per_rank(h, {q});
+  RunStats t = run(h, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(t, h, 0, "short3").start, 30 * kUs);
+  EXPECT_EQ(span_of(t, h, 0, "short3").end, 31 * kUs);
+}
+
+// After a node whose result the host reads (host_sync), the host issues nothing until it has
+// finished: the kernels after it start a host cost apart, however early the host reached it.
+TEST(Simulation, TheHostWaitsAtASyncNode) {
+  hw::Profile p = test_profile();
+  p.launch.host = 10 * kUs;
+  ExecGraph g;
+  RankGraph r;
+  auto a = r.add(copy_of(g, "long", 200e6));  // 10 -> 110 us
+  graph::Node counts = copy_of(g, "counts", 2e6);
+  counts.host_sync = true;
+  auto b = r.add(counts, {a});                     // issued at 20 us, 110 -> 111 us
+  auto c = r.add(copy_of(g, "after1", 2e6), {b});  // issued at 121 us
+  r.add(copy_of(g, "after2", 2e6), {c});           // issued at 131 us
+  set_per_rank(g, {r});
+  RunStats s = run(g, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(s, g, 0, "counts").end, 111 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "after1").start, 121 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "after2").start, 131 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "after2").end, 132 * kUs);
+  p.launch.host = 0;  // no host thread: back to back
+  EXPECT_EQ(span_of(run(g, make_cluster(p, 8), p), g, 0, "after2").end, 103 * kUs);
+}
+
 // n ranks on one NVSwitch, each running one collective of `bytes` on group 0.
 ExecGraph one_collective(int n, CollType type, double bytes) {
   ExecGraph g;

@@ -150,6 +150,37 @@ TEST(MoeEp, SharedExpertOverlapIssuesTheDispatchFirst) {
   }
 }
 
+// The host's work (docs/compute_model.md §4): the router's forward returns the token counts
+// to the host (a sync, in the recompute too, not in the backward); Transformer Engine's
+// GroupedLinear issues the expert GEMMs and FP8 casts expert by expert, E/ep local experts
+// each, where one grouped kernel (grouped_gemm: single) issues them once.
+TEST(MoeEp, TheRouterSyncsTheHostAndGroupedLinearIssuesPerExpert) {
+  for (const GroupedGemm gg : {GroupedGemm::kPerExpert, GroupedGemm::kSingle}) {
+    Scenario s = moe_scenario(1, 8, 4);  // 8 experts over ep 4: 2 local experts
+    s.model.moe.grouped_gemm = gg;
+    s.training.recompute = Recompute::kFull;
+    const graph::ExecGraph g = synthesize(s, {.share_rank_classes = false});
+    int syncs = 0;
+    int per_expert = 0;
+    for (const graph::Node& n : g.graph_of(0).nodes) {
+      syncs += n.host_sync ? 1 : 0;
+      if (n.host_sync) {
+        EXPECT_NE(n.phase, graph::Phase::kBackward);
+      }
+      if (n.host_experts > 0) {
+        EXPECT_EQ(n.host_experts, 2);
+        EXPECT_EQ(n.op, graph::OpClass::kGemm);  // bf16: no casts
+        ++per_expert;
+      }
+    }
+    const int moe_layers = 4;  // moe_scenario: four layers, all MoE
+    const int microbatches = 2;
+    EXPECT_EQ(syncs, 2 * moe_layers * microbatches);  // forward and recompute
+    // fc1 and fc2: forward, recompute, dgrad and wgrad each.
+    EXPECT_EQ(per_expert, gg == GroupedGemm::kPerExpert ? 8 * moe_layers * microbatches : 0);
+  }
+}
+
 TEST(MoeEp, BadExpertParallelismNamesTheKey) {
   Scenario s = moe_scenario(2, 4);
   s.parallel.ep = 3;

@@ -25,6 +25,10 @@ class ComputeModel {
   ComputeModel& operator=(ComputeModel&&) = delete;
   virtual ~ComputeModel() = default;
   [[nodiscard]] virtual base::SimTime duration(const graph::Node& node) const = 0;
+  // The host time the framework spends issuing the node (sim/exec/host_thread.h); 0 for
+  // every node: the host never holds the device back.
+  [[nodiscard]] virtual base::SimTime host_cost(const graph::Node& /*node*/) const { return 0; }
+  [[nodiscard]] virtual bool host_bound() const { return false; }
 };
 
 // The step's kernel choices (graph::StepInfo): kernels replayed from CUDA graphs, fused

@@ -65,7 +65,8 @@ RooflineComputeModel::RooflineComputeModel(const hw::Profile& profile, const Eff
       floor_(!effects.on("kernel-launch") ? 0
              : kernels.cuda_graphs        ? profile.launch.graph
                                           : profile.launch.stream),
-      host_(kernels.cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host) {}
+      host_(kernels.cuda_graphs || !effects.on("host-launch") ? 0 : profile.launch.host),
+      host_expert_(host_ > 0 ? profile.launch.host_expert : 0) {}
 
 // Math rates are the microbenchmarked ones times math_scale_: under_load.math, what the part
 // sustains through a training run (clocks at the power limit), and a power cap's clock factor;
@@ -132,7 +133,7 @@ double RooflineComputeModel::device_seconds(const graph::Node& node) const {
 }
 
 base::SimTime RooflineComputeModel::launched(double device_s) const {
-  return std::max(floor_ + base::from_seconds(device_s), host_);
+  return floor_ + base::from_seconds(device_s);
 }
 
 base::SimTime RooflineComputeModel::duration(const graph::Node& node) const {

@@ -23,10 +23,11 @@ namespace tessera::models {
 //               from the profile's attention.fa2 tables for FlashAttention-2 kernels
 //   otherwise   max(flops / vector_flops, bytes / hw::memory_rate(bytes))
 // where peak(dtype) falls back to the fp32 peak, then to vector_flops, when it is 0. Then
-//   eager:       max(device + launch.stream, launch.host)   (the host dispatches op by op)
-//   CUDA graphs: device + launch.graph
+//   eager:       device + launch.stream, each node issued by the host thread at launch.host
+//                (host_cost; sim/exec/host_thread.h)
+//   CUDA graphs: device + launch.graph, no host cost
 // Effects (sim/models/effects.h): kernel-launch (the device floor), host-launch (the eager
-// host bound), gemm-quantization, gemm-kernel-choice, gemm-latency, gemm-sustained (off: no
+// host thread), gemm-quantization, gemm-kernel-choice, gemm-latency, gemm-sustained (off: no
 // best-shape ceiling), attention-tables (off:
 // the flat profile.attention_fraction), memory-bound-ramp (off: the plateau rate).
 // Not thread-safe: GEMM times are cached per shape. Registered as "roofline".
@@ -35,6 +36,15 @@ class RooflineComputeModel final : public ComputeModel {
   explicit RooflineComputeModel(const hw::Profile& profile, const Effects& effects = {},
                                 const KernelChoice& kernels = {});
   [[nodiscard]] base::SimTime duration(const graph::Node& node) const override;
+  // launch.host for a kernel the framework issues, and launch.host_expert per local expert
+  // of an op it runs expert by expert; 0 for an imported node's measured time and for
+  // communication, whose call cost is the collective and p2p models' launch term.
+  [[nodiscard]] base::SimTime host_cost(const graph::Node& node) const override {
+    return node.kind == graph::NodeKind::kCompute && node.fixed_duration < 0
+               ? host_ + host_expert_ * node.host_experts
+               : 0;
+  }
+  [[nodiscard]] bool host_bound() const override { return host_ > 0; }
   // Device seconds of a modelled node, before launch costs.
   [[nodiscard]] double device_seconds(const graph::Node& node) const;
 
@@ -64,7 +74,8 @@ class RooflineComputeModel final : public ComputeModel {
   double fp8_scale_ = 1.0;   // FP8 GEMMs' rate: gemm.mxfp8_rate with MX block scales, else 1
   const hw::AttentionModel* attention_ = nullptr;  // the fused attention kernel's tables
   base::SimTime floor_ = 0;                        // device-side launch floor per kernel
-  base::SimTime host_ = 0;  // eager host dispatch per op (0 with CUDA graphs)
+  base::SimTime host_ = 0;         // eager host dispatch per op (0 with CUDA graphs)
+  base::SimTime host_expert_ = 0;  // and per expert of a per-expert op
   mutable std::unordered_map<ShapeKey, double, ShapeHash> gemm_cache_;
 };
 

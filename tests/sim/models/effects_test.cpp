@@ -73,7 +73,7 @@ Effects without(std::string_view name) {
 
 // Each new effect switched off gives back the model before it: the main tile without
 // split-K, no GEMM latency, one flat attention fraction, the HBM plateau for every size, and
-// no host bound on eager launches.
+// no host thread on eager launches.
 TEST(Effects, EachComputeEffectOffRestoresTheSimplerModel) {
   hw::Profile p = simtest::test_profile();
   p.gemm.tiles = {hw::GemmTile{128, 256}, hw::GemmTile{64, 64}};
@@ -110,10 +110,10 @@ TEST(Effects, EachComputeEffectOffRestoresTheSimplerModel) {
   EXPECT_EQ(RooflineComputeModel(p).duration(norm), 2000000 + base::from_seconds(8e-6));
 
   p.launch.host = 7000000;
-  EXPECT_EQ(RooflineComputeModel(p).duration(norm), 2000000 + base::from_seconds(8e-6));
-  EXPECT_EQ(RooflineComputeModel(p, without("memory-bound-ramp")).duration(norm), 7000000);
-  EXPECT_EQ(RooflineComputeModel(p, without("host-launch")).duration(norm),
-            2000000 + base::from_seconds(8e-6));
+  EXPECT_EQ(RooflineComputeModel(p).host_cost(norm), 7000000);
+  EXPECT_TRUE(RooflineComputeModel(p).host_bound());
+  EXPECT_EQ(RooflineComputeModel(p, without("host-launch")).host_cost(norm), 0);
+  EXPECT_FALSE(RooflineComputeModel(p, without("host-launch")).host_bound());
 }
 
 }  // namespace

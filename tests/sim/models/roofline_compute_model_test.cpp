@@ -59,18 +59,29 @@ TEST(RooflineComputeModel, GemmUsesTheEfficiencyModel) {
             1000 + 4000 + from_seconds(skinny.bytes / 2e12));
 }
 
-TEST(RooflineComputeModel, EagerKernelsWaitForTheHostGraphsPayTheFloor) {
+TEST(RooflineComputeModel, EagerKernelsCostTheHostGraphsPayTheFloor) {
   hw::Profile p = simtest::test_profile();
   p.launch = {
       .stream = from_seconds(2.5e-6), .graph = from_seconds(1.3e-6), .host = from_seconds(7.5e-6)};
   graph::Node tiny = op(graph::OpClass::kElementwise, 0.0, 2e6);  // 1 us at 2 TB/s
   graph::Node big = op(graph::OpClass::kElementwise, 0.0, 2e9);   // 1 ms
   RooflineComputeModel eager(p);
-  EXPECT_EQ(eager.duration(tiny), from_seconds(7.5e-6));  // the host is the bottleneck
+  // The device time plus its floor; the host's cost is its thread's (sim/exec/host_thread.h).
+  EXPECT_EQ(eager.duration(tiny), from_seconds(2.5e-6) + from_seconds(1e-6));
   EXPECT_EQ(eager.duration(big), from_seconds(2.5e-6) + from_seconds(1e-3));
+  EXPECT_TRUE(eager.host_bound());
+  EXPECT_EQ(eager.host_cost(tiny), from_seconds(7.5e-6));
+  graph::Node measured = tiny;
+  measured.fixed_duration = 5;
+  EXPECT_EQ(eager.host_cost(measured), 0);  // an imported node's time already holds it
+  graph::Node coll = tiny;
+  coll.kind = graph::NodeKind::kCollective;
+  EXPECT_EQ(eager.host_cost(coll), 0);  // the collective model's launch term
   RooflineComputeModel graphs(p, {}, KernelChoice{.cuda_graphs = true});
   EXPECT_EQ(graphs.duration(tiny), from_seconds(1.3e-6) + from_seconds(1e-6));
   EXPECT_EQ(graphs.duration(big), from_seconds(1.3e-6) + from_seconds(1e-3));
+  EXPECT_FALSE(graphs.host_bound());
+  EXPECT_EQ(graphs.host_cost(tiny), 0);
 }
 
 TEST(RooflineComputeModel, AttentionByPassHeadDimSequenceAndMask) {
