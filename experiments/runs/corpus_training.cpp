@@ -100,6 +100,23 @@ void translate_recompute(const YamlNode& r, Translation& t) {
   t.set("training.recompute", mode, r);
 }
 
+// How the experts' GEMMs run: one grouped kernel (the grouped_gemm library's gmm,
+// torch._grouped_mm: NeMo AutoModel's experts) or, as the scenario's default, Transformer
+// Engine's GroupedLinear expert by expert (Megatron-Core's TEGroupedMLP).
+void translate_grouped_gemm(const YamlNode& tr, Translation& t) {
+  for (std::string_view key : {"grouped_gemm", "kernels"}) {
+    if (auto k = tr.find(key)) {
+      const std::string text = text_of(*k);
+      if (contains(text, "gmm") || contains(text, "grouped_mm") || contains(text, "torch_mm") ||
+          contains(text, "single")) {
+        t.set("model.moe.grouped_gemm", "single", *k);
+      } else if (key == "grouped_gemm" && contains(text, "per_expert")) {
+        t.set("model.moe.grouped_gemm", "per_expert", *k);
+      }
+    }
+  }
+}
+
 void translate_moe_options(const YamlNode& tr, Translation& t) {
   if (auto r = tr.find("routing")) {
     const std::string text = text_of(*r);
@@ -125,20 +142,7 @@ void translate_moe_options(const YamlNode& tr, Translation& t) {
       }
     }
   }
-  // How the experts' GEMMs run: one grouped kernel (the grouped_gemm library's gmm,
-  // torch._grouped_mm: NeMo AutoModel's experts) or, as the scenario's default, Transformer
-  // Engine's GroupedLinear expert by expert (Megatron-Core's TEGroupedMLP).
-  for (std::string_view key : {"grouped_gemm", "kernels"}) {
-    if (auto k = tr.find(key)) {
-      const std::string text = text_of(*k);
-      if (contains(text, "gmm") || contains(text, "grouped_mm") || contains(text, "torch_mm") ||
-          contains(text, "single")) {
-        t.set("model.moe.grouped_gemm", "single", *k);
-      } else if (key == "grouped_gemm" && contains(text, "per_expert")) {
-        t.set("model.moe.grouped_gemm", "per_expert", *k);
-      }
-    }
-  }
+  translate_grouped_gemm(tr, t);
   if (auto o = tr.find("ep_overlap")) {
     if (auto on = lenient_bool(*o)) {
       t.set("parallelism.ep_comm_overlap", *on ? "true" : "false", *o);
