@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "tests/sim/sim_test_util.h"
@@ -65,33 +67,39 @@ graph::Node copy_of(ExecGraph& g, const std::string& name, double bytes) {
   return n;
 }
 
+// One rank running a chain of copies of these sizes, named k0, k1, ...
+ExecGraph copy_chain(const std::vector<double>& bytes) {
+  ExecGraph g;
+  RankGraph r;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    graph::Node n = copy_of(g, "k" + std::to_string(i), bytes[i]);
+    if (i == 0) {
+      r.add(n);
+    } else {
+      r.add(n, {static_cast<graph::NodeId>(i - 1)});
+    }
+  }
+  set_per_rank(g, {r});
+  return g;
+}
+
 // The host thread (sim/exec/host_thread.h) issues kernels at launch.host each and runs ahead
 // of the device: a long kernel hides the issue of the short ones behind it, and short kernels
 // alone run at the host's pace.
 TEST(Simulation, TheHostIssuesKernelsInOrderAndRunsAhead) {
   hw::Profile p = test_profile();
   p.launch.host = 10 * kUs;
-  ExecGraph g;
-  RankGraph r;
-  auto a = r.add(copy_of(g, "long", 200e6));       // 100 us, issued at 10 us
-  auto b = r.add(copy_of(g, "short1", 2e6), {a});  // 1 us each, issued at 20, 30, 40 us
-  auto c = r.add(copy_of(g, "short2", 2e6), {b});
-  r.add(copy_of(g, "short3", 2e6), {c});
-  set_per_rank(g, {r});
+  // 100 us issued at 10 us, then three of 1 us issued at 20, 30 and 40 us.
+  ExecGraph g = copy_chain({200e6, 2e6, 2e6, 2e6});
   RunStats s = run(g, make_cluster(p, 8), p);
-  EXPECT_EQ(span_of(s, g, 0, "long").start, 10 * kUs);
-  EXPECT_EQ(span_of(s, g, 0, "short1").start, 110 * kUs);
-  EXPECT_EQ(span_of(s, g, 0, "short3").end, 113 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "k0").start, 10 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "k1").start, 110 * kUs);
+  EXPECT_EQ(span_of(s, g, 0, "k3").end, 113 * kUs);
 
-  ExecGraph h;  // the same short kernels alone: the host's pace
-  RankGraph q;
-  auto x = q.add(copy_of(h, "short1", 2e6));
-  auto y = q.add(copy_of(h, "short2", 2e6), {x});
-  q.add(copy_of(h, "short3", 2e6), {y});
-  set_per_rank(h, {q});
+  ExecGraph h = copy_chain({2e6, 2e6, 2e6});  // the short kernels alone: the host's pace
   RunStats t = run(h, make_cluster(p, 8), p);
-  EXPECT_EQ(span_of(t, h, 0, "short3").start, 30 * kUs);
-  EXPECT_EQ(span_of(t, h, 0, "short3").end, 31 * kUs);
+  EXPECT_EQ(span_of(t, h, 0, "k2").start, 30 * kUs);
+  EXPECT_EQ(span_of(t, h, 0, "k2").end, 31 * kUs);
 }
 
 // After a node whose result the host reads (host_sync), the host issues nothing until it has
