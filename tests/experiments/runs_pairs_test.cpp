@@ -89,7 +89,8 @@ TEST(RunPairs, ScenarioFileRunsCompareOnTheirOverrides) {
     own[i].id = "r" + std::to_string(i);
     own[i].scenario_file = i < 3 ? "tiny.yaml" : "other.yaml";
     own[i].sets = sets[i];
-    results[i] = {.run = &own[i], .simulated = true, .predicted_s = 1.0, .measured_s = 1.0};
+    results[i] = {
+        .run = &own[i], .simulated = true, .failure = {}, .predicted_s = 1.0, .measured_s = 1.0};
   }
   const std::vector<RunPair> p = run_pairs(results, 1);
   ASSERT_EQ(p.size(), 3u);  // r0-r1 (tp), r0-r2 (the same), r1-r2 (tp); other.yaml: 2 keys off
