@@ -103,11 +103,7 @@ std::string_view group_kind_name(GroupKind k) {
   return "?";
 }
 
-NodeId RankGraph::add(const Node& n, std::initializer_list<NodeId> on) {
-  return add(n, std::vector<NodeId>(on));
-}
-
-NodeId RankGraph::add(const Node& n, const std::vector<NodeId>& on) {
+NodeId RankGraph::add(const Node& n, std::span<const NodeId> on) {
   auto id = static_cast<NodeId>(nodes.size());
   for (NodeId d : on) {
     if (d >= id) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -159,8 +160,13 @@ struct RankGraph {
   std::int64_t grad_memory = 0;    // the gradients' part (the rest is optimizer state)
   std::int32_t stage = 0;          // pipeline stage, for reports
 
-  NodeId add(const Node& n, std::initializer_list<NodeId> on = {});
-  NodeId add(const Node& n, const std::vector<NodeId>& on);
+  NodeId add(const Node& n, std::initializer_list<NodeId> on = {}) {
+    return add(n, std::span<const NodeId>(on.begin(), on.size()));
+  }
+  NodeId add(const Node& n, const std::vector<NodeId>& on) {
+    return add(n, std::span<const NodeId>(on));
+  }
+  NodeId add(const Node& n, std::span<const NodeId> on);
   [[nodiscard]] std::size_t size() const { return nodes.size(); }
   [[nodiscard]] std::pair<const NodeId*, const NodeId*> deps_of(NodeId i) const {
     return {deps.data() + dep_begin[i], deps.data() + dep_begin[i + 1]};

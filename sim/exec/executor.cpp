@@ -246,19 +246,20 @@ bool Executor::arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, c
       eager_key_.resize(id + 1);
     }
     eager_key_[id] = key;
-    in_flight_[key].push_back(id);
+    in_flight_.push(key, id);
     launch(id);
     return true;
   }
-  if (auto d = delivered_.find(key); d != delivered_.end() && d->second > 0) {
-    --d->second;
+  if (auto d = delivered_.find(key); d != delivered_.end()) {
+    if (--d->second == 0) {
+      delivered_.erase(d);
+    }
     begin_node(inst, n);
     scheduler_.schedule(scheduler_.now(), handler_id_, kNodeDone, pack(inst, n));
     return true;
   }
-  if (auto f = in_flight_.find(key); f != in_flight_.end() && !f->second.empty()) {
-    std::uint32_t id = f->second.front();
-    f->second.pop_front();
+  if (const std::uint32_t id = in_flight_.front(key); id != OpQueues::kNone) {
+    in_flight_.remove(key, id);
     rendezvous_.op(id).waiters.push_back({inst, n});
     begin_node(inst, n);
     return true;
@@ -367,8 +368,8 @@ void Executor::finish_node(std::uint32_t inst, graph::NodeId n, int sms) {
   for (std::uint32_t i = s.index->out_begin[n]; i < s.index->out_begin[n + 1]; ++i) {
     graph::NodeId d = s.index->out[i];
     if (--s.pending[d] == 0 && s.at_head(d)) {
-      if (graph::ordered_stream(s.node(d).stream)) {
-        try_start(inst, static_cast<std::size_t>(stream_index(s.node(d).stream)));
+      if (graph::ordered_stream(s.index->stream[d])) {
+        try_start(inst, static_cast<std::size_t>(stream_index(s.index->stream[d])));
       } else {
         start_node(inst, d);
       }
@@ -383,8 +384,7 @@ void Executor::finish_op(std::uint32_t op_id) {
   const CommOp& done = rendezvous_.op(op_id);
   if (done.eager && done.waiters.size() == 1) {  // delivered before its recv was posted
     const P2PKey& key = eager_key_[op_id];
-    auto& queue = in_flight_[key];
-    queue.erase(std::find(queue.begin(), queue.end(), op_id));
+    in_flight_.remove(key, op_id);
     ++delivered_[key];
   }
   scratch_waiters_ = done.waiters;  // finishing nodes may open new ops

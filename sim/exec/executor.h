@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -101,7 +100,7 @@ class Executor final : public kernel::EventHandler, public models::TransferListe
   std::string_view finishing_protocol_;
   // Eager sends: ops in flight whose recv is not posted yet, and delivered messages waiting
   // for their recv, per (source, destination, tag); the key of each eager op.
-  std::unordered_map<P2PKey, std::deque<std::uint32_t>, P2PKeyHash> in_flight_;
+  OpQueues in_flight_;
   std::unordered_map<P2PKey, std::uint32_t, P2PKeyHash> delivered_;
   std::vector<P2PKey> eager_key_;
   bool arrive_eager(std::uint32_t inst, graph::NodeId n, bool is_send, const P2PKey& key);

@@ -10,7 +10,9 @@ namespace {
 
 void index_streams(const graph::RankGraph& g, GraphIndex& ix) {
   ix.pos_in_stream.resize(g.size());
+  ix.stream.resize(g.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
+    ix.stream[i] = g.nodes[i].stream;
     auto& list = ix.stream_nodes[static_cast<std::size_t>(stream_index(g.nodes[i].stream))];
     ix.pos_in_stream[i] = static_cast<std::uint32_t>(list.size());
     list.push_back(static_cast<graph::NodeId>(i));

@@ -15,6 +15,7 @@ namespace tessera::exec {
 struct GraphIndex {
   std::array<std::vector<graph::NodeId>, graph::kNumStreams> stream_nodes;
   std::vector<std::uint32_t> pos_in_stream;  // node -> index in its stream's list
+  std::vector<graph::Stream> stream;         // node -> its stream (one byte, not the node)
   std::vector<std::uint32_t> out_begin{0};   // dependents of i: out[out_begin[i]..out_begin[i+1])
   std::vector<graph::NodeId> out;
   std::vector<std::uint32_t> coll_seq;  // collective nodes: how many earlier ones share its key

@@ -48,10 +48,11 @@ struct InstanceState {
 
   [[nodiscard]] bool done() const { return finished == graph->size(); }
   [[nodiscard]] bool at_head(graph::NodeId n) const {
-    if (!graph::ordered_stream(graph->nodes[n].stream)) {
+    const graph::Stream stream = index->stream[n];
+    if (!graph::ordered_stream(stream)) {
       return true;  // point-to-point: no order among the stream's nodes
     }
-    auto s = static_cast<std::size_t>(stream_index(graph->nodes[n].stream));
+    auto s = static_cast<std::size_t>(stream_index(stream));
     return index->pos_in_stream[n] == head[s];
   }
   [[nodiscard]] const graph::Node& node(graph::NodeId n) const { return graph->nodes[n]; }

@@ -9,12 +9,6 @@
 
 namespace tessera::exec {
 
-std::size_t P2PKeyHash::operator()(const P2PKey& k) const {
-  std::uint64_t h = (static_cast<std::uint64_t>(k.src) << 32U) ^ k.dst;
-  h ^= static_cast<std::uint64_t>(k.tag) + 0x9e3779b97f4a7c15ULL + (h << 6U) + (h >> 2U);
-  return std::hash<std::uint64_t>{}(h);
-}
-
 std::uint32_t Rendezvous::allocate() {
   if (free_.empty()) {
     ops_.emplace_back();
@@ -50,8 +44,8 @@ std::uint32_t Rendezvous::arrive_collective(Waiter w, std::int32_t match, std::u
 }
 
 std::uint32_t Rendezvous::arrive_p2p(Waiter w, bool is_send, const P2PKey& key) {
-  auto& queue = p2p_[key];
-  if (queue.empty() || ops_[queue.front()].first_is_send == is_send) {
+  const std::uint32_t first = p2p_.front(key);
+  if (first == OpQueues::kNone || ops_[first].first_is_send == is_send) {
     std::uint32_t id = allocate();
     CommOp& fresh = ops_[id];
     fresh.required = 2;
@@ -59,25 +53,21 @@ std::uint32_t Rendezvous::arrive_p2p(Waiter w, bool is_send, const P2PKey& key) 
     fresh.eager = false;
     fresh.waiters.push_back(w);
     fresh.first_is_send = is_send;
-    queue.push_back(id);
+    p2p_.push(key, id);
     return kNotReady;
   }
-  std::uint32_t id = queue.front();
-  queue.pop_front();
-  if (queue.empty()) {
-    p2p_.erase(key);
-  }
-  CommOp& op = ops_[id];
+  p2p_.remove(key, first);
+  CommOp& op = ops_[first];
   op.waiters.push_back(w);
   if (is_send) {
     std::swap(op.waiters[0], op.waiters[1]);  // send first
   }
-  return id;
+  return first;
 }
 
 bool Rendezvous::recv_waiting(const P2PKey& key) const {
-  auto it = p2p_.find(key);
-  return it != p2p_.end() && !it->second.empty() && !ops_[it->second.front()].first_is_send;
+  const std::uint32_t first = p2p_.front(key);
+  return first != OpQueues::kNone && !ops_[first].first_is_send;
 }
 
 std::uint32_t Rendezvous::open_eager(Waiter send) {
@@ -97,8 +87,8 @@ const CommOp* Rendezvous::pending_collective(std::int32_t match, std::uint32_t s
 }
 
 const CommOp* Rendezvous::pending_p2p(const P2PKey& key) const {
-  auto it = p2p_.find(key);
-  return it == p2p_.end() || it->second.empty() ? nullptr : &ops_[it->second.front()];
+  const std::uint32_t first = p2p_.front(key);
+  return first == OpQueues::kNone ? nullptr : &ops_[first];
 }
 
 }  // namespace tessera::exec

@@ -5,13 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "base/units.h"
 #include "graph/exec_graph.h"
+#include "sim/exec/op_queues.h"
 
 namespace tessera::exec {
 
@@ -40,17 +40,6 @@ struct CommOp {
   std::string_view protocol;
   std::vector<StageTransfer> later;  // a staged collective's stages after the first
   std::size_t next_stage = 0;        // index in `later` of the stage still to start
-};
-
-struct P2PKey {
-  std::uint32_t src = 0;  // instances
-  std::uint32_t dst = 0;
-  std::int64_t tag = 0;
-  bool operator==(const P2PKey&) const = default;
-};
-
-struct P2PKeyHash {
-  std::size_t operator()(const P2PKey& k) const;
 };
 
 // Contract: arrive_*() returns the op id when this arrival completes the op, else kNotReady.
@@ -83,7 +72,7 @@ class Rendezvous {
   std::vector<CommOp> ops_;
   std::vector<std::uint32_t> free_;
   std::unordered_map<std::uint64_t, std::uint32_t> collectives_;
-  std::unordered_map<P2PKey, std::deque<std::uint32_t>, P2PKeyHash> p2p_;  // same side, FIFO
+  OpQueues p2p_;  // ops of the side that arrived first, per key
 };
 
 }  // namespace tessera::exec

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pending-event set of the engine: a binary min-heap ordered by (time, priority, sequence
+// The pending-event set of the engine: a 4-ary min-heap ordered by (time, priority, sequence
 // number), so that every run pops events in the same order whatever the heap does with ties.
 #pragma once
 
@@ -47,6 +47,7 @@ class EventQueue {
   void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
+  static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
 
