@@ -33,7 +33,10 @@ struct RankStats {
   // kind order (TP, DP, PP, ...).
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
   std::array<double, graph::kNumGroupKinds> comm_s{};  // total busy time per kind
-  double idle_s = 0.0;  // step_time - compute - exposed comm - host time per step
+  // The device idle while a node whose inputs were ready waited for the host thread to issue
+  // it (sim/exec/host_thread.h): no kernel and no collective in flight.
+  double host_wait_s = 0.0;
+  double idle_s = 0.0;  // step_time - compute - exposed comm - host wait - host time per step
   double flops = 0.0;   // FLOPs this rank executed (hardware FLOPs)
   std::array<double, graph::kNumOpClasses> compute_by_class_s{};  // kernel time per op class
   double peak_memory = 0.0;                                       // bytes, static + dynamic peak

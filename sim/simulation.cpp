@@ -65,7 +65,8 @@ RankStats rank_stats(const exec::InstanceState& s, std::int32_t rank, base::SimT
   r.stage = s.graph->stage;
   r.end_s = base::to_seconds(s.end);
   r.compute_s = base::to_seconds(s.busy.compute());
-  base::SimTime idle = step - s.busy.compute() - host;
+  base::SimTime idle = step - s.busy.compute() - s.busy.host_wait() - host;
+  r.host_wait_s = base::to_seconds(s.busy.host_wait());
   for (int k = 0; k < graph::kNumGroupKinds; ++k) {
     r.comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.comm(k));
     r.exposed_comm_s[static_cast<std::size_t>(k)] = base::to_seconds(s.busy.exposed(k));

@@ -25,6 +25,9 @@ void BusyTracker::advance(base::SimTime now) {
       charged = true;
     }
   }
+  if (!charged && host_held_ > 0) {
+    host_wait_ += dt;
+  }
 }
 
 void BusyTracker::begin_compute(base::SimTime now) {
@@ -45,6 +48,16 @@ void BusyTracker::begin_comm(graph::GroupKind k, base::SimTime now) {
 void BusyTracker::end_comm(graph::GroupKind k, base::SimTime now) {
   advance(now);
   --comm_active_[static_cast<std::size_t>(k)];
+}
+
+void BusyTracker::host_holds(base::SimTime now) {
+  advance(now);
+  ++host_held_;
+}
+
+void BusyTracker::host_releases(base::SimTime now) {
+  advance(now);
+  --host_held_;
 }
 
 }  // namespace tessera::exec

@@ -20,12 +20,18 @@ class BusyTracker {
   void end_compute(base::SimTime now);
   void begin_comm(graph::GroupKind k, base::SimTime now);
   void end_comm(graph::GroupKind k, base::SimTime now);
+  // A node whose dependencies have finished waits for the host thread to issue it (between
+  // the two calls); time in which only such nodes are pending counts as waiting for the host.
+  void host_holds(base::SimTime now);
+  void host_releases(base::SimTime now);
 
   [[nodiscard]] base::SimTime compute() const { return compute_; }
   [[nodiscard]] base::SimTime comm(int kind) const { return comm_[static_cast<std::size_t>(kind)]; }
   [[nodiscard]] base::SimTime exposed(int kind) const {
     return exposed_[static_cast<std::size_t>(kind)];
   }
+  // Time with no kernel and no collective in flight while a ready node waited for the host.
+  [[nodiscard]] base::SimTime host_wait() const { return host_wait_; }
 
  private:
   void advance(base::SimTime now);
@@ -36,6 +42,8 @@ class BusyTracker {
   base::SimTime compute_ = 0;
   std::array<base::SimTime, graph::kNumGroupKinds> comm_{};
   std::array<base::SimTime, graph::kNumGroupKinds> exposed_{};
+  int host_held_ = 0;
+  base::SimTime host_wait_ = 0;
 };
 
 }  // namespace tessera::exec

@@ -76,6 +76,7 @@ void Executor::handle(const kernel::Event& e) {
     const auto inst = static_cast<std::uint32_t>(e.payload >> 32U);
     const auto n = static_cast<graph::NodeId>(e.payload & 0xffffffffU);
     if (e.type == kIssued) {
+      instances_[inst].busy.host_releases(scheduler_.now());
       run_node(inst, n);
     } else if (kernel_done(inst, n)) {
       finish_node(inst, n);
@@ -119,8 +120,10 @@ void Executor::start_node(std::uint32_t inst, graph::NodeId n) {
   InstanceState& s = instances_[inst];
   const base::SimTime at = s.host.issued(n);
   if (at == HostThread::kNotIssued) {
+    s.busy.host_holds(scheduler_.now());
     s.host_waiting.push_back(n);  // behind a sync the host still waits at
   } else if (at > scheduler_.now()) {
+    s.busy.host_holds(scheduler_.now());
     scheduler_.schedule(at, handler_id_, kIssued, pack(inst, n));
   } else {
     run_node(inst, n);
@@ -137,6 +140,7 @@ void Executor::host_synced(std::uint32_t inst, graph::NodeId n) {
   std::vector<graph::NodeId> ready;
   ready.swap(s.host_waiting);
   for (graph::NodeId r : ready) {
+    s.busy.host_releases(scheduler_.now());
     start_node(inst, r);
   }
 }

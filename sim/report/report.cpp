@@ -42,6 +42,7 @@ Metrics compute_metrics(const graph::ExecGraph& g, const RunStats& r, std::int64
           k.exposed_comm_s[static_cast<std::size_t>(i)] / n;
       m.comm_s[static_cast<std::size_t>(i)] += k.comm_s[static_cast<std::size_t>(i)] / n;
     }
+    m.host_wait_s += k.host_wait_s / n;
     m.idle_s += k.idle_s / n;
     for (std::size_t i = 0; i < m.comm_bytes.size(); ++i) {
       m.comm_bytes[i] += k.sent_bytes[i] / n;
@@ -144,6 +145,9 @@ void print_summary(std::ostream& out, const RunLabel& label, const graph::ExecGr
                      : "");
     }
   }
+  if (m.host_wait_s > 0.0) {
+    row("waiting for host", m.host_wait_s, "   nothing on the device until the host issues it");
+  }
   row("idle (bubble)", m.idle_s);
   if (r.host_step_s > 0.0) {
     row("host (step)", r.host_step_s, "   the profile's under_load.step");
@@ -205,6 +209,7 @@ nlohmann::json summary_json(const RunLabel& label, const graph::ExecGraph& g, co
        {{"compute_s", m.compute_s},
         {"compute_by_op_s", by_class},
         {"exposed_comm_s", exposed},
+        {"host_wait_s", m.host_wait_s},
         {"idle_s", m.idle_s},
         {"host_step_s", r.host_step_s}}},
       {"notes", g.info.notes},
@@ -236,7 +241,7 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     out << ",comm_" << kind_name(i) << "_s";
   }
-  out << ",idle_s,flops,static_memory_bytes,peak_memory_bytes,oom";
+  out << ",host_wait_s,idle_s,flops,static_memory_bytes,peak_memory_bytes,oom";
   for (int i = 0; i < graph::kNumGroupKinds; ++i) {
     out << ",sent_" << kind_name(i) << "_bytes";
   }
@@ -253,8 +258,8 @@ void write_ranks_csv(const std::string& path, const RunStats& r) {
     for (double c : k.comm_s) {
       out << fmt::format(",{:.9g}", c);
     }
-    out << fmt::format(",{:.9g},{:.9g},{:.0f},{:.0f},{}", k.idle_s, k.flops, k.static_memory,
-                       k.peak_memory, k.oom ? 1 : 0);
+    out << fmt::format(",{:.9g},{:.9g},{:.9g},{:.0f},{:.0f},{}", k.host_wait_s, k.idle_s, k.flops,
+                       k.static_memory, k.peak_memory, k.oom ? 1 : 0);
     for (double b : k.sent_bytes) {
       out << fmt::format(",{:.0f}", b);
     }

@@ -27,6 +27,7 @@ struct Metrics {
   std::array<double, graph::kNumGroupKinds> exposed_comm_s{};
   // Mean over ranks of the time each kind's communication is in flight, hidden or not.
   std::array<double, graph::kNumGroupKinds> comm_s{};
+  double host_wait_s = 0.0;  // the device idle, waiting for the host to issue (RankStats)
   double idle_s = 0.0;
   double peak_hbm = 0.0;
   std::int32_t peak_rank = 0;

@@ -95,11 +95,17 @@ TEST(Simulation, TheHostIssuesKernelsInOrderAndRunsAhead) {
   EXPECT_EQ(span_of(s, g, 0, "k0").start, 10 * kUs);
   EXPECT_EQ(span_of(s, g, 0, "k1").start, 110 * kUs);
   EXPECT_EQ(span_of(s, g, 0, "k3").end, 113 * kUs);
+  // The device waits for the host only for the first issue.
+  EXPECT_DOUBLE_EQ(s.ranks[0].host_wait_s, 10e-6);
+  EXPECT_DOUBLE_EQ(s.ranks[0].idle_s, 0.0);
 
   ExecGraph h = copy_chain({2e6, 2e6, 2e6});  // the short kernels alone: the host's pace
   RunStats t = run(h, make_cluster(p, 8), p);
   EXPECT_EQ(span_of(t, h, 0, "k2").start, 30 * kUs);
   EXPECT_EQ(span_of(t, h, 0, "k2").end, 31 * kUs);
+  // Waiting for the host: 0-10, 11-20 and 21-30 us, none of it a bubble.
+  EXPECT_DOUBLE_EQ(t.ranks[0].host_wait_s, 28e-6);
+  EXPECT_DOUBLE_EQ(t.ranks[0].idle_s, 0.0);
 }
 
 // After a node whose result the host reads (host_sync), the host issues nothing until it has
@@ -121,8 +127,13 @@ TEST(Simulation, TheHostWaitsAtASyncNode) {
   EXPECT_EQ(span_of(s, g, 0, "after1").start, 121 * kUs);
   EXPECT_EQ(span_of(s, g, 0, "after2").start, 131 * kUs);
   EXPECT_EQ(span_of(s, g, 0, "after2").end, 132 * kUs);
+  // Waiting for the host: 0-10, 111-121 and 122-131 us.
+  EXPECT_DOUBLE_EQ(s.ranks[0].host_wait_s, 29e-6);
+  EXPECT_DOUBLE_EQ(s.ranks[0].idle_s, 0.0);
   p.launch.host = 0;  // no host thread: back to back
-  EXPECT_EQ(span_of(run(g, make_cluster(p, 8), p), g, 0, "after2").end, 103 * kUs);
+  RunStats eager = run(g, make_cluster(p, 8), p);
+  EXPECT_EQ(span_of(eager, g, 0, "after2").end, 103 * kUs);
+  EXPECT_DOUBLE_EQ(eager.ranks[0].host_wait_s, 0.0);
 }
 
 // n ranks on one NVSwitch, each running one collective of `bytes` on group 0.
