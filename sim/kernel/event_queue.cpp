@@ -31,7 +31,7 @@ Event EventQueue::pop() {
 }
 
 // A 4-ary heap: the children of i are 4i+1 .. 4i+4. Half the levels of a binary heap, and a
-// node's children share a cache line or two, for one more comparison per level.
+// node's children share a cache line or two, for two more comparisons per level.
 void EventQueue::sift_up(std::size_t i) {
   Event moving = heap_[i];
   while (i > 0) {
