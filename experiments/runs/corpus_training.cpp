@@ -153,12 +153,18 @@ void translate_moe_options(const YamlNode& tr, Translation& t) {
   }
 }
 
-// Megatron-Core's switches a run (or its recipe) states: the dtype gradients are reduced in,
-// and the FP8 weights' all-gather.
+// The switches a run (or its recipe) states: the dtype gradients are reduced in, the FP8
+// weights' all-gather, and when FSDP1 gathers a unit for its backward (BACKWARD_PRE or _POST).
 void translate_switches(const YamlNode& tr, Translation& t) {
   if (auto g = tr.find("grad_reduce_in_fp32")) {
     if (auto on = lenient_bool(*g)) {
       t.set("training.grad_reduce_in_fp32", *on ? "true" : "false", *g);
+    }
+  }
+  if (auto b = tr.find("backward_prefetch")) {
+    const std::string text = text_of(*b);
+    if (contains(text, "post") || contains(text, "pre")) {
+      t.set("training.backward_prefetch", contains(text, "post") ? "post" : "pre", *b);
     }
   }
   const bool fp8 = t.precision_group == "fp8" || t.precision_group == "mxfp8";

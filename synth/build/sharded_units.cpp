@@ -58,7 +58,12 @@ NodeId StageBuilder::unit_gather(std::size_t k, const GradDomain& d, double para
     n.mem_alloc = n.comm_alloc = static_cast<std::int64_t>(n.bytes);
     units_[k].gathered_bytes += n.mem_alloc;
   }
-  return unit_ends_[0] == kNone ? g_.add(n) : g_.add(n, {unit_ends_[0]});
+  // BACKWARD_POST: a backward gather waits for the unit before it in backward order, whose
+  // weights are freed first; otherwise for the unit two before, overlapping the one between.
+  const bool post =
+      phase == graph::Phase::kBackward && s.training.backward_prefetch == BackwardPrefetch::kPost;
+  const NodeId after = unit_ends_[post ? 1 : 0];
+  return after == kNone ? g_.add(n) : g_.add(n, {after});
 }
 
 // Before a part of block k: the weights it reads gathered (ZeRO-3: a forward, a backward or

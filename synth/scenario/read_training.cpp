@@ -18,7 +18,7 @@ using base::YamlNode;
 
 namespace {
 
-constexpr std::array<std::string_view, 21> kTrainingKeys = {"seq_len",
+constexpr std::array<std::string_view, 22> kTrainingKeys = {"seq_len",
                                                             "global_batch",
                                                             "micro_batch",
                                                             "precision",
@@ -38,7 +38,8 @@ constexpr std::array<std::string_view, 21> kTrainingKeys = {"seq_len",
                                                             "gradient_accumulation_fusion",
                                                             "grad_reduce_in_fp32",
                                                             "cross_entropy_fusion",
-                                                            "reshard_after_forward"};
+                                                            "reshard_after_forward",
+                                                            "backward_prefetch"};
 constexpr std::array<std::string_view, 18> kParallelKeys = {"tp",
                                                             "pp",
                                                             "dp",
@@ -64,6 +65,15 @@ template <typename Flag>
 void read_bool(const YamlNode& n, std::string_view key, Flag& out) {
   if (auto v = n.find(key)) {
     out = v->as_bool();
+  }
+}
+
+// training.backward_prefetch: pre or post (FSDP1's BACKWARD_PRE and BACKWARD_POST).
+void read_backward_prefetch(const YamlNode& n, TrainingConfig& t) {
+  if (auto v = n.find("backward_prefetch")) {
+    constexpr std::array<std::string_view, 2> kPrefetch = {"pre", "post"};
+    t.backward_prefetch =
+        v->as_choice(kPrefetch) == "pre" ? BackwardPrefetch::kPre : BackwardPrefetch::kPost;
   }
 }
 
@@ -199,6 +209,7 @@ void read_training(const YamlNode& n, TrainingConfig& t) {
   }
   read_bool(n, "distributed_optimizer", t.distributed_optimizer);
   read_bool(n, "reshard_after_forward", t.reshard_after_forward);
+  read_backward_prefetch(n, t);
   if (auto v = n.find("attention")) {
     const std::string kernel = v->as_choice(kAttention);
     t.attention = kernel == "flash"    ? AttentionKernel::kFlash

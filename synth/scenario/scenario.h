@@ -120,6 +120,12 @@ enum class MoeDispatcher : unsigned char { kAllToAll, kAllGather, kDeepEP };
 // model; the host's work differs (docs/compute_model.md §4).
 enum class GroupedGemm : unsigned char { kPerExpert, kSingle };
 
+// When ZeRO-3 gathers a unit's weights for its backward (PyTorch FSDP1's backward_prefetch;
+// docs/sharded_data_parallel.md §2): kPre while the unit before it in backward order computes its
+// gradients (BACKWARD_PRE, FSDP2's behaviour), kPost only after that unit's gradients are done
+// and its weights freed, beside its reduce-scatter (BACKWARD_POST).
+enum class BackwardPrefetch : unsigned char { kPre, kPost };
+
 // `model.moe`: mixture-of-experts MLPs (docs/moe.md). Each MoE layer's MLP is a router, `experts`
 // routed experts of which each token uses `top_k`, and `shared_experts` that every token uses;
 // the other layers keep the dense MLP of `model.ffn`.
@@ -279,6 +285,8 @@ struct TrainingConfig {
   // ZeRO-3: gather each unit's weights again before its backward (PyTorch FSDP2's
   // reshard_after_forward, Megatron-FSDP's default); unset: true.
   std::optional<bool> reshard_after_forward;
+  // ZeRO-3: when a unit's backward gather is issued; unset: pre.
+  std::optional<BackwardPrefetch> backward_prefetch;
 };
 
 // One virtual stage of a pipe as parallelism.pipeline_layout gives it (Megatron-Core's

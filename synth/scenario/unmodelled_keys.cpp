@@ -17,10 +17,13 @@ struct Unmodelled {
   std::string_view hint;
 };
 
-constexpr std::array<Unmodelled, 1> kUnmodelled = {{
+constexpr std::array<Unmodelled, 2> kUnmodelled = {{
     {"parallelism", "cp_comm", "a2a+p2p",
      "Transformer Engine's hierarchical context parallelism, all-to-all inside a ring",
      "cp_comm: a2a or allgather model the two halves"},
+    {"training", "backward_prefetch", "none",
+     "FSDP1 without backward prefetch: each gather issued only when its unit's backward starts",
+     "backward_prefetch: post gathers after the previous unit's gradients, the nearest modelled"},
 }};
 
 }  // namespace

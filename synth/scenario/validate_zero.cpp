@@ -51,6 +51,13 @@ void check_sharded_gradients(const Scenario& s, Violations& out) {
                                zero),
                    "set parallelism.zero: 3, or leave reshard_after_forward out"});
   }
+  if (s.training.backward_prefetch && zero != 3) {
+    out.push_back({"training.backward_prefetch",
+                   fmt::format("backward_prefetch says when ZeRO-3 gathers a unit's weights for "
+                               "its backward; zero is {}",
+                               zero),
+                   "set parallelism.zero: 3, or leave backward_prefetch out"});
+  }
   if (zero < 2) {
     return;
   }

@@ -169,6 +169,31 @@ TEST(RunsFile, TorchTitanFloat8AllGather) {
   EXPECT_EQ(f.runs[0].scenario->training.fp8, synth::Fp8Recipe::kTensorwise);
 }
 
+// FSDP1's backward_prefetch, as a row or its recipe names it (Composer's BACKWARD_POST).
+TEST(RunsFile, Fsdp1BackwardPrefetch) {
+  TempDir dir;
+  auto composer = [](const std::string& id, const std::string& prefetch) {
+    return "- id: " + id +
+           "\n"
+           "  source: {ref: mosaicml/llm-foundry scripts/train/benchmarking/README.md}\n"
+           "  model: small\n"
+           "  training: {seq_len: 2048, global_batch: 64, micro_batch: 8, precision: bf16,\n"
+           "             backward_prefetch: " +
+           prefetch +
+           "}\n"
+           "  parallelism: {fsdp: 8, dp: 8, tp: 1, pp: 1}\n"
+           "  cluster: {hardware: H100 80GB, gpus: 8}\n"
+           "  measured: {step_time_s: 2.5}\n";
+  };
+  RunsFile f = read(dir, runs_yaml(composer("post", "BACKWARD_POST") +
+                                   composer("pre", "backward_pre") + composer("unknown", "'[U]'")));
+  ASSERT_EQ(f.runs.size(), 3U);
+  EXPECT_EQ(f.runs[0].scenario->training.backward_prefetch, synth::BackwardPrefetch::kPost)
+      << f.runs[0].scenario_text;
+  EXPECT_EQ(f.runs[1].scenario->training.backward_prefetch, synth::BackwardPrefetch::kPre);
+  EXPECT_FALSE(f.runs[2].scenario->training.backward_prefetch) << "unknown: FSDP's default";
+}
+
 // Megatron-Bridge's model providers fuse the cross-entropy (cross_entropy_loss_fusion) and its
 // FP8 presets gather FP8 weights (fp8_param_gather); NeMo's runs keep Megatron-Core's defaults.
 TEST(RunsFile, MegatronBridgeDefaults) {

@@ -109,6 +109,9 @@ TEST(LoadScenario, FeaturesNotModelledYetSaySo) {
       {"parallelism.cp_comm=a2a+p2p",
        "`parallelism.cp_comm: a2a+p2p` (Transformer Engine's hierarchical context parallelism, "
        "all-to-all inside a ring) is not modelled yet"},
+      {"training.backward_prefetch=none",
+       "`training.backward_prefetch: none` (FSDP1 without backward prefetch: each gather issued "
+       "only when its unit's backward starts) is not modelled yet"},
   };
   for (const auto& c : cases) {
     std::string e = error_of([&] { (void)tiny({c.first}); });

@@ -2,11 +2,13 @@
 // Sharded data parallelism (docs/sharded_data_parallel.md) against formulas_moe_cp_zero.md §4,
 // computed from the synthesized graph of one rank: the all-gather and reduce-scatter bytes
 // per step for each ZeRO stage, with and without resharding, under HSDP; the static memory
-// per parameter; FSDP's prefetch depth; and the input errors.
+// per parameter; FSDP's prefetch depth, in backward under BACKWARD_PRE and _POST; and the
+// input errors.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "synth/build/synthesize.h"
 #include "tests/synth/synth_fixtures.h"
@@ -160,6 +162,50 @@ TEST(ShardedDataParallel, GathersPrefetchOneUnitAhead) {
   EXPECT_EQ(held, 0);
 }
 
+// FSDP1's backward_prefetch (docs/sharded_data_parallel.md §2): under `pre` a backward gather
+// waits for the unit two before it in backward order, overlapping the one between; under
+// `post` for the unit just before, after its gradients and the release of its weights, so
+// that it overlaps only that unit's reduce-scatter. Forward gathers keep FSDP's two in flight.
+TEST(ShardedDataParallel, BackwardPostGathersAfterThePreviousUnit) {
+  // For each gather: how many unit releases lie between the node it waits for and itself.
+  auto releases_between = [](const Scenario& s, graph::Phase phase) {
+    const graph::ExecGraph g = synthesize(s);
+    const graph::RankGraph& r = g.graph_of(0);
+    std::vector<int> out;
+    for (graph::NodeId i = 0; i < r.nodes.size(); ++i) {
+      const graph::Node& n = r.nodes[i];
+      if (n.kind != graph::NodeKind::kCollective || n.coll != CollType::kAllGather ||
+          n.phase != phase) {
+        continue;
+      }
+      auto [b, e] = r.deps_of(i);
+      if (e - b != 1) {
+        continue;  // the first gathers of a step wait for nothing
+      }
+      int count = 0;
+      for (graph::NodeId j = *b + 1; j < i; ++j) {
+        count += r.nodes[j].comm_free > 0 && r.nodes[j].kind != graph::NodeKind::kCollective;
+      }
+      out.push_back(count);
+    }
+    return out;
+  };
+  Scenario pre = zero_scenario(3);
+  Scenario post = pre;
+  post.training.backward_prefetch = BackwardPrefetch::kPost;
+  check_or_throw(post);
+  const std::vector<int> pre_bwd = releases_between(pre, graph::Phase::kBackward);
+  const std::vector<int> post_bwd = releases_between(post, graph::Phase::kBackward);
+  ASSERT_FALSE(post_bwd.empty());
+  EXPECT_EQ(pre_bwd.size(), post_bwd.size());
+  for (std::size_t k = 0; k < post_bwd.size(); ++k) {
+    EXPECT_EQ(post_bwd[k], 0) << "gather " << k << ": nothing released after what it waits for";
+    EXPECT_GE(pre_bwd[k], 1) << "gather " << k << ": one unit in between";
+  }
+  EXPECT_EQ(releases_between(pre, graph::Phase::kForward),
+            releases_between(post, graph::Phase::kForward));
+}
+
 // FP8 under ZeRO-3: a layer's FP8 weight copies are cast after each of its gathers (a forward
 // and a backward per microbatch) and freed with the gathered weights, so that only the scaling
 // state is static; every allocation is freed by the end of the step.
@@ -246,6 +292,11 @@ TEST(ShardedDataParallel, BadInputNamesTheKey) {
   EXPECT_EQ(first(s),
             "training.reshard_after_forward: reshard_after_forward says whether ZeRO-3 gathers "
             "the weights again for the backward; zero is 2");
+  s = zero_scenario(2);
+  s.training.backward_prefetch = BackwardPrefetch::kPost;
+  EXPECT_EQ(first(s),
+            "training.backward_prefetch: backward_prefetch says when ZeRO-3 gathers a unit's "
+            "weights for its backward; zero is 2");
   s = zero_scenario(0);
   s.parallel.dp_shard = 2;
   EXPECT_EQ(first(s).rfind("parallelism.dp_shard: dp_shard sizes the groups", 0), 0U);
