@@ -162,9 +162,10 @@ void translate_switches(const YamlNode& tr, Translation& t) {
     }
   }
   if (auto b = tr.find("backward_prefetch")) {
-    const std::string text = text_of(*b);
-    if (contains(text, "post") || contains(text, "pre")) {
-      t.set("training.backward_prefetch", contains(text, "post") ? "post" : "pre", *b);
+    const std::string text = lower(text_of(*b));
+    const bool post = text == "post" || contains(text, "backward_post");
+    if (post || text == "pre" || contains(text, "backward_pre")) {
+      t.set("training.backward_prefetch", post ? "post" : "pre", *b);
     }
   }
   const bool fp8 = t.precision_group == "fp8" || t.precision_group == "mxfp8";

@@ -185,13 +185,15 @@ TEST(RunsFile, Fsdp1BackwardPrefetch) {
            "  cluster: {hardware: H100 80GB, gpus: 8}\n"
            "  measured: {step_time_s: 2.5}\n";
   };
-  RunsFile f = read(dir, runs_yaml(composer("post", "BACKWARD_POST") +
-                                   composer("pre", "backward_pre") + composer("unknown", "'[U]'")));
-  ASSERT_EQ(f.runs.size(), 3U);
+  RunsFile f = read(
+      dir, runs_yaml(composer("post", "BACKWARD_POST") + composer("pre", "backward_pre") +
+                     composer("unknown", "'[U]'") + composer("vague", "'presumably the default'")));
+  ASSERT_EQ(f.runs.size(), 4U);
   EXPECT_EQ(f.runs[0].scenario->training.backward_prefetch, synth::BackwardPrefetch::kPost)
       << f.runs[0].scenario_text;
   EXPECT_EQ(f.runs[1].scenario->training.backward_prefetch, synth::BackwardPrefetch::kPre);
   EXPECT_FALSE(f.runs[2].scenario->training.backward_prefetch) << "unknown: FSDP's default";
+  EXPECT_FALSE(f.runs[3].scenario->training.backward_prefetch) << "no value named";
 }
 
 // Megatron-Bridge's model providers fuse the cross-entropy (cross_entropy_loss_fusion) and its
