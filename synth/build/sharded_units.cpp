@@ -3,7 +3,8 @@
 // FSDP wraps each transformer block, the embedding and the head. ZeRO-3 all-gathers a unit's
 // weights before its forward and, unless reshard_after_forward is off, again before its
 // backward; a gather waits for the unit two before it to finish, so it overlaps the one before
-// (FSDP2's prefetch: two units unsharded at a time). After a unit's backward its gradients are
+// (FSDP2's prefetch: two units unsharded at a time), except a backward gather under FSDP1's
+// BACKWARD_POST, which waits for the unit just before. After a unit's backward its gradients are
 // reduce-scattered over the shard group (HSDP: then all-reduced over the replicas), and its
 // gathered weights released.
 #include "synth/build/stage_builder.h"
